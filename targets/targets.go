@@ -1,0 +1,137 @@
+// Package targets runs commands, launches processes and reads state on the
+// machines a plan names: the local one, or a host over SSH. The runner and
+// the probes see only the Target interface, so a plan runs the same on
+// either by changing its target.
+package targets
+
+import (
+	"context"
+	"net"
+	"time"
+)
+
+// Target is a machine where steps run and probes look.
+//
+// Every method takes a context; a call that cannot finish before the
+// context ends returns its error. Errors that mean "the connection to the
+// target dropped" wrap ErrDisconnected, so a caller never takes a lost
+// connection for a dead process.
+type Target interface {
+	// Name is the plan's name for the target ("local", "gpu").
+	Name() string
+
+	// Run runs c.Line with /bin/sh -c to completion. A non-zero exit is
+	// not an error: it is in Result.ExitCode.
+	Run(ctx context.Context, c Command) (Result, error)
+
+	// Start launches c.Line detached from lockstep and from any session:
+	// its own session and process group, stdin from /dev/null, stdout and
+	// stderr appended to log. It returns once the process exists. Moving
+	// an old log aside is the caller's job (MoveAside), done before Start.
+	Start(ctx context.Context, c Command, log string) (Process, error)
+
+	// Inspect tells whether p is still the process Start launched: alive,
+	// exited (with its status when it can be known), or gone with its pid
+	// now taken by another process (start time or command line differ).
+	// A zombie counts as exited.
+	Inspect(ctx context.Context, p Process) (ProcessState, error)
+
+	// Stop sends SIGTERM to p's process group, then SIGKILL after grace,
+	// and returns once no process of the group is left or ctx ends.
+	Stop(ctx context.Context, p Process, grace time.Duration) error
+
+	// MoveAside renames an existing file at path to a fresh name beside it
+	// and returns that name, or "" when there was no file.
+	MoveAside(ctx context.Context, path string) (string, error)
+
+	// Stat describes path; a missing file is FileInfo{Exists: false} and
+	// no error.
+	Stat(ctx context.Context, path string) (FileInfo, error)
+
+	// ReadAt reads up to max bytes of path from offset off. The FileInfo
+	// describes the file that was read (from the open descriptor), so a
+	// caller following a log can tell rotation (ID changed) and truncation
+	// (Size < its offset) apart from growth.
+	ReadAt(ctx context.Context, path string, off int64, max int) ([]byte, FileInfo, error)
+
+	// Processes lists the processes whose command line matches the
+	// regular expression match (RE2 syntax).
+	Processes(ctx context.Context, match string) ([]ProcessInfo, error)
+
+	// Listeners lists the processes listening on TCP port (any address).
+	// A listener whose owner cannot be seen (another user's, without the
+	// rights) has PID 0.
+	Listeners(ctx context.Context, port int) ([]Listener, error)
+
+	// Dial connects from the target's side: for an SSH target the
+	// connection is carried through SSH (direct-tcpip), so 127.0.0.1 means
+	// the target's loopback.
+	Dial(ctx context.Context, network, addr string) (net.Conn, error)
+
+	// Close releases the connection; processes started with Start are
+	// left alone (stopping them is the runner's decision).
+	Close() error
+}
+
+// Command is a shell command line and the environment it runs in.
+type Command struct {
+	Line string            // run with /bin/sh -c
+	Env  map[string]string // added to the target's environment
+	Dir  string            // working directory; "" means the target's default
+}
+
+// Result is what a command run to completion left.
+type Result struct {
+	ExitCode int // -1 when killed by a signal
+	Signal   string
+	Stdout   []byte
+	Stderr   []byte
+	Duration time.Duration
+}
+
+// Process identifies a launched process. The pid alone is not enough: a
+// pid is reused, so StartTime (the kernel's, in clock ticks since boot, as
+// /proc/PID/stat field 22) and Command tell the launch from a newcomer.
+type Process struct {
+	PID       int    `json:"pid"`
+	PGID      int    `json:"pgid"`
+	StartTime uint64 `json:"start_time"`
+	Command   string `json:"command"` // the command line as /proc shows it at start
+	Log       string `json:"log"`
+}
+
+// ProcessState is what Inspect saw.
+type ProcessState struct {
+	Alive bool
+	// Exited is true once the process has ended; ExitCode and Signal say
+	// how, when that can be known (ExitCode -1 otherwise).
+	Exited   bool
+	ExitCode int
+	Signal   string
+	// Replaced is true when the pid now belongs to another process.
+	Replaced bool
+}
+
+// FileInfo describes a file on a target.
+type FileInfo struct {
+	Exists  bool
+	Size    int64
+	ID      string // device and inode; changes when the file is replaced
+	ModTime time.Time
+}
+
+// ProcessInfo is one entry of a process listing.
+type ProcessInfo struct {
+	PID     int
+	PPID    int
+	PGID    int
+	State   string // as /proc/PID/stat shows it: R, S, Z...
+	Command string
+}
+
+// Listener is a socket listening on a port and the process that owns it.
+type Listener struct {
+	Address string // "0.0.0.0:8080", "[::1]:8080"
+	PID     int
+	Command string
+}
