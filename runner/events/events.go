@@ -1,0 +1,200 @@
+// Package events is the vocabulary the runner speaks while it works. The
+// runner never prints: it emits events to an Observer, and views (live
+// terminal, plain lines, JSON lines) and the attempt record are observers.
+// Every value that came from a sensitive variable is already redacted when
+// it reaches an event.
+package events
+
+import "time"
+
+// Version is the version of the event and record format; the first event of
+// a JSON stream and of every record carries it.
+const Version = 1
+
+// Type names an event.
+type Type string
+
+const (
+	AttemptStarted  Type = "attempt_started"  // Attempt
+	StepStarted     Type = "step_started"     // Step
+	StepAction      Type = "step_action"      // Step, Action
+	Observed        Type = "observed"         // Step, Observation: one turn of a confirm loop
+	Progressed      Type = "progress"         // Step, Progress
+	StepFinished    Type = "step_finished"    // Step, Outcome
+	ProcessStopped  Type = "process_stopped"  // Step (the launch), Cleanup
+	Warning         Type = "warning"          // Message
+	AttemptFinished Type = "attempt_finished" // Outcome
+)
+
+// Status is how a step or an attempt ended. The zero value is unknown.
+type Status string
+
+const (
+	Unknown     Status = ""
+	Confirmed   Status = "confirmed"   // every postcondition held
+	Failed      Status = "failed"      // a postcondition was false at the end, a launched process died, the action failed
+	Aborted     Status = "aborted"     // an abort_if held
+	TimedOut    Status = "timed_out"   // the timeout passed before every postcondition held
+	Skipped     Status = "skipped"     // not run because an earlier step failed
+	Interrupted Status = "interrupted" // Ctrl-C, SIGTERM, or (seen in a record) the run was killed
+	Errored     Status = "errored"     // lockstep could not evaluate or act (a target unreachable, an expression error)
+)
+
+// OK reports whether s counts as success.
+func (s Status) OK() bool { return s == Confirmed }
+
+// Event is one thing that happened. Exactly the fields its Type names are
+// set; the rest are zero and omitted in JSON.
+type Event struct {
+	Type    Type      `json:"type"`
+	Version int       `json:"version,omitempty"` // on attempt_started
+	Time    time.Time `json:"time"`
+	Plan    string    `json:"plan,omitempty"`
+	Attempt int       `json:"attempt,omitempty"`
+	Step    *Step     `json:"step,omitempty"`
+
+	Start       *Start       `json:"start,omitempty"`
+	Action      *Action      `json:"action,omitempty"`
+	Observation *Observation `json:"observation,omitempty"`
+	Progress    *Progress    `json:"progress,omitempty"`
+	Outcome     *Outcome     `json:"outcome,omitempty"`
+	Cleanup     *Cleanup     `json:"cleanup,omitempty"`
+	Message     string       `json:"message,omitempty"`
+}
+
+// Step names the step an event is about.
+type Step struct {
+	Addr        string        `json:"addr"` // "wait.ready"
+	Kind        string        `json:"kind"`
+	Name        string        `json:"name"`
+	Index       int           `json:"index"` // 0-based position in the plan
+	Count       int           `json:"count"` // steps in the plan
+	Target      string        `json:"target"`
+	Description string        `json:"description,omitempty"`
+	Timeout     time.Duration `json:"timeout_ns,omitempty"`
+	Always      bool          `json:"always,omitempty"`
+}
+
+// Start describes an attempt as it begins.
+type Start struct {
+	PlanFile   string            `json:"plan_file"`
+	PlanSHA256 string            `json:"plan_sha256"`
+	Vars       map[string]string `json:"vars"`     // resolved values rendered as HCL; sensitive ones "(sensitive)"
+	Defaults   map[string]string `json:"defaults"` // the plan's defaults, same rendering, to tell what differs
+	Host       string            `json:"host"`
+	User       string            `json:"user"`
+	Note       string            `json:"note,omitempty"`
+	Args       []string          `json:"args,omitempty"` // the command line, sensitive -var values redacted
+	Steps      []Step            `json:"steps"`
+	Lockstep   string            `json:"lockstep_version,omitempty"`
+}
+
+// Action is what a step did before its confirm loop: the command run (as
+// resolved, redacted), the process it launched.
+type Action struct {
+	Command  string `json:"command,omitempty"`
+	PID      int    `json:"pid,omitempty"`
+	PGID     int    `json:"pgid,omitempty"`
+	Log      string `json:"log,omitempty"`
+	MovedLog string `json:"moved_log,omitempty"` // where an old log was moved aside
+	ExitCode *int   `json:"exit_code,omitempty"`
+}
+
+// Observation is one turn of a confirm loop: what the probes read and what
+// each condition made of it.
+type Observation struct {
+	Values     map[string]string `json:"values,omitempty"` // "probe.health.status" -> "503"
+	Conditions []Condition       `json:"conditions,omitempty"`
+	Summary    string            `json:"summary"` // one line: "probe.health.status = 503; connection refused"
+}
+
+// CondState is what evaluating a condition gave. The zero value is unknown.
+type CondState string
+
+const (
+	CondUnknown CondState = ""
+	CondHeld    CondState = "held"
+	CondFalse   CondState = "false"
+	CondNotYet  CondState = "not_yet" // could not be evaluated yet: a null, a missing key, a refused connection
+)
+
+// Condition is one postcondition or abort_if and its latest result.
+type Condition struct {
+	Kind         string    `json:"kind"` // "postcondition", "abort_if", "default"
+	Source       string    `json:"source"`
+	Range        string    `json:"range,omitempty"` // "plan.hcl:12:5"
+	State        CondState `json:"state"`
+	Reason       string    `json:"reason,omitempty"` // why not yet
+	ErrorMessage string    `json:"error_message,omitempty"`
+}
+
+// Progress reports a long step moving: a fraction from the step's progress
+// expression, the last log line, a load's counters.
+type Progress struct {
+	Elapsed  time.Duration `json:"elapsed_ns"`
+	Fraction *float64      `json:"fraction,omitempty"`
+	LastLine string        `json:"last_line,omitempty"`
+	Done     int64         `json:"done,omitempty"`
+	Errors   int64         `json:"errors,omitempty"`
+	Rate     float64       `json:"rate,omitempty"`
+}
+
+// Outcome is how a step or the attempt ended and why.
+type Outcome struct {
+	Status       Status                 `json:"status"`
+	Reason       string                 `json:"reason,omitempty"`        // one line: "timed out after 30s", "process 123 exited with status 1"
+	ErrorMessage string                 `json:"error_message,omitempty"` // the plan's error_message of the deciding condition
+	Failed       string                 `json:"failed_step,omitempty"`   // on attempt_finished: the step that failed
+	Duration     time.Duration          `json:"duration_ns"`
+	Evidence     *Evidence              `json:"evidence,omitempty"`
+	Metrics      map[string]float64     `json:"metrics,omitempty"`
+	Outputs      map[string]string      `json:"outputs,omitempty"` // self outputs worth keeping, rendered (pid, exit_code...)
+	Stats        map[string]MetricStats `json:"metric_stats,omitempty"`
+	Notes        map[string]string      `json:"notes,omitempty"`
+}
+
+// MetricStats are a repeated metric's values.
+type MetricStats struct {
+	Values []float64 `json:"values"`
+	Median float64   `json:"median"`
+	Min    float64   `json:"min"`
+	Max    float64   `json:"max"`
+	Stddev float64   `json:"stddev"`
+}
+
+// Evidence is what decided an outcome.
+type Evidence struct {
+	Conditions []Condition         `json:"conditions,omitempty"`
+	Values     map[string]string   `json:"values,omitempty"`
+	LogLines   []string            `json:"log_lines,omitempty"` // matching lines, or the last lines of the log
+	LogTail    map[string][]string `json:"log_tail,omitempty"`  // launch addr -> last 40 lines, when a process died
+	History    []Sample            `json:"history,omitempty"`   // the last few observations, oldest first
+}
+
+// Sample is one line of waiting history.
+type Sample struct {
+	Time    time.Time `json:"time"`
+	Summary string    `json:"summary"`
+}
+
+// Cleanup reports a launched process stopped (or kept) at the end.
+type Cleanup struct {
+	PID    int    `json:"pid"`
+	Kept   bool   `json:"kept,omitempty"`
+	Result string `json:"result"` // "stopped with SIGTERM", "killed after 5s", "already exited with status 1", "kept running"
+}
+
+// Observer receives events in order. Emit must not block for long: the
+// runner calls it from the confirm loop.
+type Observer interface {
+	Emit(Event)
+}
+
+// Observers fans an event out to several observers in order.
+type Observers []Observer
+
+func (os Observers) Emit(e Event) {
+	for _, o := range os {
+		o.Emit(e)
+	}
+}
