@@ -179,9 +179,11 @@ type Sample struct {
 
 // Cleanup reports a launched process stopped (or kept) at the end.
 type Cleanup struct {
-	PID    int    `json:"pid"`
-	Kept   bool   `json:"kept,omitempty"`
-	Result string `json:"result"` // "stopped with SIGTERM", "killed after 5s", "already exited with status 1", "kept running"
+	PID     int      `json:"pid"`
+	Kept    bool     `json:"kept,omitempty"`
+	Result  string   `json:"result"` // "stopped", "already exited with status 1", "kept running"
+	Log     string   `json:"log,omitempty"`
+	LogTail []string `json:"log_tail,omitempty"` // the last 40 lines of its log
 }
 
 // Observer receives events in order. Emit must not block for long: the
