@@ -1,0 +1,312 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/term"
+
+	"lockstep/plans"
+	"lockstep/runner"
+	"lockstep/runner/events"
+	"lockstep/runner/records"
+)
+
+// runFlags are `lockstep run`'s flags, parsed before anything runs.
+type runFlags struct {
+	plan     string
+	vars     []string
+	varFiles []string
+	keep     bool
+	json     bool
+	plain    bool
+	junit    string
+	note     string
+	records  string
+	matrix   []string
+	failFast bool
+}
+
+const runUsage = `usage: lockstep run PLAN [flags]
+
+Runs the plan's steps in order. A step's confirm loop observes its probes
+until every postcondition holds, an abort_if holds, or its timeout passes;
+the plan never moves on before. Every run is an attempt, recorded under
+.lockstep/attempts/PLAN/N/ beside the plan.
+
+Flags:
+  -var NAME=VALUE      set a variable (repeatable; wins over -var-file and
+                       LOCKSTEP_VAR_NAME in the environment)
+  -var-file FILE       read variables from an HCL file (repeatable)
+  --keep               leave launched processes running at the end
+  --note TEXT          a one-line reason for this attempt, kept in its record
+  --json               print one JSON object per event
+  --plain              print plain lines even on a terminal
+  --junit FILE         write a JUnit XML report of the attempt
+  --records DIR        keep records under DIR instead of .lockstep beside
+                       the plan (also LOCKSTEP_RECORDS)
+  --matrix NAME=V1,V2  run one attempt per value (repeatable: every
+                       combination), then print the table of those attempts
+  --fail-fast          stop a matrix at its first failed attempt
+
+Exit codes: 0 every step confirmed, 1 a step failed, 2 invalid plan or
+usage, 130 interrupted.
+
+Examples:
+  lockstep run examples/quickstart.hcl
+  lockstep run glm5.hcl -var moe_backend=flashinfer_trtllm --note "try trtllm"
+  lockstep run redis.hcl --matrix policy=allkeys-lru,noeviction
+`
+
+func parseRunFlags(args []string) (runFlags, error) {
+	var f runFlags
+	fs := newFlagSet("run", runUsage)
+	fs.Func("var", "", func(s string) error { f.vars = append(f.vars, s); return nil })
+	fs.Func("var-file", "", func(s string) error { f.varFiles = append(f.varFiles, s); return nil })
+	fs.BoolVar(&f.keep, "keep", false, "")
+	fs.BoolVar(&f.json, "json", false, "")
+	fs.BoolVar(&f.plain, "plain", false, "")
+	fs.StringVar(&f.junit, "junit", "", "")
+	fs.StringVar(&f.note, "note", "", "")
+	fs.StringVar(&f.records, "records", "", "")
+	fs.Func("matrix", "", func(s string) error {
+		name, vals, ok := strings.Cut(s, "=")
+		if !ok || name == "" || vals == "" {
+			return fmt.Errorf("want NAME=V1,V2,..., not %q", s)
+		}
+		f.matrix = append(f.matrix, s)
+		return nil
+	})
+	fs.BoolVar(&f.failFast, "fail-fast", false, "")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return f, err
+	}
+	if len(pos) != 1 {
+		return f, errors.New("run takes one plan file")
+	}
+	f.plan = pos[0]
+	if f.note != "" && strings.ContainsAny(f.note, "\n\r") {
+		return f, errors.New("--note is one line")
+	}
+	return f, nil
+}
+
+func runCmd(args []string, stdout, stderr io.Writer) int {
+	f, err := parseRunFlags(args)
+	if err != nil {
+		return usageError(stderr, "run", err)
+	}
+	p, diags := plans.ParseFile(f.plan)
+	if diags.HasErrors() {
+		writeDiags(stderr, p, diags)
+		return 2
+	}
+	writeDiags(stderr, p, diags) // warnings
+	combos, err := matrixCombos(f.matrix)
+	if err != nil {
+		return usageError(stderr, "run", err)
+	}
+	// Every combination is resolved before the first runs: a bad value
+	// fails the whole matrix up front, with nothing half-done.
+	scopes := make([]*plans.Scope, len(combos))
+	for i, c := range combos {
+		s, diags := p.Resolve(plans.Inputs{Vars: append(append([]string{}, f.vars...), c...), VarFiles: f.varFiles, Environ: os.Environ()})
+		if diags.HasErrors() {
+			writeDiags(stderr, p, diags)
+			return 2
+		}
+		scopes[i] = s
+	}
+	root := recordsRoot(f)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	code := 0
+	var numbers []int
+	for i, scope := range scopes {
+		note := f.note
+		if len(combos) > 1 {
+			note = strings.TrimSpace(strings.Join(combos[i], " ") + " " + note)
+		}
+		n, c := runAttempt(ctx, f, p, scope, root, note, args, stdout, stderr)
+		if n > 0 {
+			numbers = append(numbers, n)
+		}
+		if c > code {
+			code = c
+		}
+		if c == 130 || (c != 0 && f.failFast) || c == 2 {
+			break
+		}
+	}
+	if len(combos) > 1 && len(numbers) > 0 && !f.json {
+		if table, err := records.MatrixTable(root, p.Name, numbers, "text"); err == nil {
+			fmt.Fprintln(stdout)
+			fmt.Fprint(stdout, table)
+		} else {
+			fmt.Fprintf(stderr, "lockstep: the table of attempts: %v\n", err)
+		}
+	}
+	return code
+}
+
+// runAttempt runs the plan once and returns the attempt's number and the
+// exit code.
+func runAttempt(ctx context.Context, f runFlags, p *plans.Plan, scope *plans.Scope, root, note string, args []string, stdout, stderr io.Writer) (int, int) {
+	w, err := records.Open(root, p.Name)
+	if err != nil {
+		fmt.Fprintf(stderr, "lockstep: cannot keep the attempt's record: %v\n  hint: choose another folder with --records DIR\n", err)
+		return 0, 2
+	}
+	if err := w.SavePlan(p.Source); err != nil {
+		fmt.Fprintf(stderr, "lockstep: cannot keep the plan in the record: %v\n", err)
+	}
+	view, closeView := newView(f, stdout)
+	obs := events.Observers{w, view}
+	start := events.Start{Host: hostname(), User: username(), Note: note, Args: redactArgs(p, args)}
+	warn := func(msg string) { obs.Emit(events.Event{Type: events.Warning, Message: msg}) }
+	res := runner.Run(ctx, runner.Options{
+		Plan:     p,
+		Scope:    scope,
+		Targets:  runner.OpenTarget(p, scope, warn),
+		Observer: obs,
+		Attempt:  w.Number(),
+		Start:    start,
+		Keep:     f.keep,
+		LogDir:   filepath.Join(w.Dir(), "logs"),
+	})
+	closeView()
+	if err := w.Close(); err != nil {
+		fmt.Fprintf(stderr, "lockstep: the attempt's record may be incomplete: %v\n", err)
+	}
+	if f.junit != "" {
+		if err := writeJUnit(f.junit, w.Dir()); err != nil {
+			fmt.Fprintf(stderr, "lockstep: writing %s: %v\n", f.junit, err)
+		}
+	}
+	return w.Number(), res.ExitCode()
+}
+
+func writeJUnit(path, dir string) error {
+	a, err := records.Load(dir)
+	if err != nil {
+		return err
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := records.WriteJUnit(out, a); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// newView chooses how events are shown: JSON lines, a live view on a
+// terminal, or plain lines.
+func newView(f runFlags, stdout io.Writer) (events.Observer, func()) {
+	if f.json {
+		return newJSONView(stdout), func() {}
+	}
+	st := style{}
+	file, isFile := stdout.(*os.File)
+	tty := isFile && term.IsTerminal(int(file.Fd()))
+	if tty && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb" {
+		st.color = true
+	}
+	if tty && !f.plain && os.Getenv("TERM") != "dumb" {
+		v := newLiveView(stdout, st, func() int {
+			w, _, err := term.GetSize(int(file.Fd()))
+			if err != nil {
+				return 80
+			}
+			return w
+		})
+		return v, v.Close
+	}
+	return newLineView(stdout, st), func() {}
+}
+
+// recordsRoot is where attempts are kept: --records, LOCKSTEP_RECORDS, or
+// .lockstep beside the plan.
+func recordsRoot(f runFlags) string {
+	switch {
+	case f.records != "":
+		return f.records
+	case os.Getenv("LOCKSTEP_RECORDS") != "":
+		return os.Getenv("LOCKSTEP_RECORDS")
+	}
+	return filepath.Join(filepath.Dir(f.plan), ".lockstep")
+}
+
+// matrixCombos expands --matrix flags into one list of -var settings per
+// attempt: every combination, the first flag varying slowest.
+func matrixCombos(specs []string) ([][]string, error) {
+	combos := [][]string{nil}
+	seen := map[string]bool{}
+	for _, spec := range specs {
+		name, vals, _ := strings.Cut(spec, "=")
+		if seen[name] {
+			return nil, fmt.Errorf("--matrix names %s twice", name)
+		}
+		seen[name] = true
+		var next [][]string
+		for _, c := range combos {
+			for _, v := range strings.Split(vals, ",") {
+				next = append(next, append(append([]string{}, c...), name+"="+v))
+			}
+		}
+		combos = next
+	}
+	return combos, nil
+}
+
+// redactArgs is the command line with the values of sensitive variables
+// replaced, for the record.
+func redactArgs(p *plans.Plan, args []string) []string {
+	sensitive := map[string]bool{}
+	for _, v := range p.Variables {
+		if v.Sensitive {
+			sensitive[v.Name] = true
+		}
+	}
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		kv := a
+		if i > 0 && (args[i-1] == "-var" || args[i-1] == "--var") {
+			kv = a
+		} else if strings.HasPrefix(a, "-var=") || strings.HasPrefix(a, "--var=") {
+			kv = a[strings.Index(a, "=")+1:]
+		} else {
+			continue
+		}
+		name, _, ok := strings.Cut(kv, "=")
+		if ok && sensitive[name] {
+			out[i] = strings.Replace(a, kv, name+"=(sensitive)", 1)
+		}
+	}
+	return out
+}
+
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
+}
+
+func username() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return os.Getenv("USER")
+}

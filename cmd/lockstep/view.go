@@ -1,0 +1,339 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"lockstep/runner/events"
+)
+
+// The views render the runner's events. None of them decides anything:
+// the exit code comes from the runner's result.
+
+// jsonView prints one JSON object per event.
+type jsonView struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+func newJSONView(w io.Writer) *jsonView { return &jsonView{enc: json.NewEncoder(w)} }
+
+func (v *jsonView) Emit(e events.Event) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.enc.Encode(e)
+}
+
+// style colours text unless NO_COLOR is set or the output is not a
+// terminal.
+type style struct{ color bool }
+
+func (s style) wrap(code, text string) string {
+	if !s.color {
+		return text
+	}
+	return "\x1b[" + code + "m" + text + "\x1b[0m"
+}
+func (s style) green(t string) string { return s.wrap("32", t) }
+func (s style) red(t string) string   { return s.wrap("31", t) }
+func (s style) dim(t string) string   { return s.wrap("2", t) }
+func (s style) bold(t string) string  { return s.wrap("1", t) }
+func (s style) yellow(t string) string {
+	return s.wrap("33", t)
+}
+
+// lineView prints one plain line per event worth a line: for CI logs and
+// pipes.
+type lineView struct {
+	mu sync.Mutex
+	w  io.Writer
+	s  style
+}
+
+func newLineView(w io.Writer, s style) *lineView { return &lineView{w: w, s: s} }
+
+func (v *lineView) Emit(e events.Event) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, l := range eventLines(e, v.s) {
+		fmt.Fprintln(v.w, l)
+	}
+}
+
+func stepPrefix(st *events.Step) string {
+	if st == nil {
+		return ""
+	}
+	if st.Count == 0 {
+		return st.Addr
+	}
+	return fmt.Sprintf("[%d/%d] %s", st.Index+1, st.Count, st.Addr)
+}
+
+// eventLines is the plain rendering of an event, shared by the line view
+// and the live view's permanent lines.
+func eventLines(e events.Event, s style) []string {
+	p := stepPrefix(e.Step)
+	switch e.Type {
+	case events.AttemptStarted:
+		line := fmt.Sprintf("lockstep: plan %s, attempt %d", e.Plan, e.Attempt)
+		if e.Start != nil && e.Start.Note != "" {
+			line += " (" + e.Start.Note + ")"
+		}
+		return []string{s.bold(line)}
+	case events.StepStarted:
+		what := e.Step.Kind
+		if e.Step.Target != "" && e.Step.Target != "local" {
+			what += " on " + e.Step.Target
+		}
+		return []string{fmt.Sprintf("%s: %s", p, s.dim("started ("+what+")"))}
+	case events.StepAction:
+		a := e.Action
+		switch {
+		case a.PID != 0:
+			l := fmt.Sprintf("%s: launched pid %d: %s", p, a.PID, a.Command)
+			if a.Log != "" {
+				l += s.dim(" (log " + a.Log + ")")
+			}
+			if a.MovedLog != "" {
+				l += s.dim(", old log moved to " + a.MovedLog)
+			}
+			return []string{l}
+		case a.ExitCode != nil:
+			return []string{fmt.Sprintf("%s: exited with status %d", p, *a.ExitCode)}
+		default:
+			return []string{fmt.Sprintf("%s: $ %s", p, a.Command)}
+		}
+	case events.Observed:
+		return []string{fmt.Sprintf("%s: %s", p, s.dim("waiting: "+e.Observation.Summary))}
+	case events.Progressed:
+		return nil
+	case events.StepFinished:
+		return outcomeLines(p, e.Outcome, s)
+	case events.ProcessStopped:
+		return []string{fmt.Sprintf("%s: %s", p, e.Cleanup.Result)}
+	case events.Warning:
+		return []string{s.yellow("lockstep: warning: " + e.Message)}
+	case events.AttemptFinished:
+		o := e.Outcome
+		switch o.Status {
+		case events.Confirmed:
+			return []string{s.green(fmt.Sprintf("confirmed: every step of %s held (attempt %d, %s)", e.Plan, e.Attempt, dur(o.Duration)))}
+		case events.Interrupted:
+			return []string{s.red(fmt.Sprintf("interrupted: attempt %d of %s stopped after %s", e.Attempt, e.Plan, dur(o.Duration)))}
+		}
+		l := fmt.Sprintf("failed: %s did not confirm (attempt %d, %s)", o.Failed, e.Attempt, dur(o.Duration))
+		return []string{s.red(l)}
+	}
+	return nil
+}
+
+func outcomeLines(p string, o *events.Outcome, s style) []string {
+	switch o.Status {
+	case events.Confirmed:
+		l := fmt.Sprintf("%s: %s in %s", p, s.green("confirmed"), dur(o.Duration))
+		if len(o.Metrics) > 0 {
+			l += " " + metricsLine(o.Metrics)
+		}
+		return []string{l}
+	case events.Skipped:
+		return []string{fmt.Sprintf("%s: %s", p, s.dim("skipped: "+o.Reason))}
+	}
+	lines := []string{fmt.Sprintf("%s: %s after %s: %s", p, s.red(string(o.Status)), dur(o.Duration), o.Reason)}
+	if o.ErrorMessage != "" {
+		lines = append(lines, "    "+s.bold(o.ErrorMessage))
+	}
+	return append(lines, evidenceLines(o.Evidence, s)...)
+}
+
+// evidenceLines shows what decided a failed step, as Terraform shows the
+// values behind a failed condition.
+func evidenceLines(ev *events.Evidence, s style) []string {
+	if ev == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range ev.Conditions {
+		if c.Kind == "abort_if" && c.State != events.CondHeld {
+			continue
+		}
+		mark := map[events.CondState]string{events.CondHeld: "held", events.CondFalse: "false", events.CondNotYet: "not yet"}[c.State]
+		l := fmt.Sprintf("    %s %s: %s", c.Kind, s.bold(mark), c.Source)
+		if c.Range != "" {
+			l += s.dim("  (" + c.Range + ")")
+		}
+		out = append(out, l)
+		if c.Reason != "" && c.State != events.CondHeld {
+			out = append(out, "        "+c.Reason)
+		}
+	}
+	if len(ev.Values) > 0 {
+		out = append(out, "    values:")
+		for _, k := range sortedKeys(ev.Values) {
+			out = append(out, fmt.Sprintf("      %s = %s", k, ev.Values[k]))
+		}
+	}
+	for addr, tail := range ev.LogTail {
+		out = append(out, fmt.Sprintf("    last %d lines of %s's log:", len(tail), addr))
+		for _, l := range tail {
+			out = append(out, "      | "+l)
+		}
+	}
+	if len(ev.LogTail) == 0 && len(ev.LogLines) > 0 {
+		out = append(out, "    log:")
+		for _, l := range ev.LogLines {
+			out = append(out, "      | "+l)
+		}
+	}
+	if len(ev.History) > 1 {
+		out = append(out, "    history:")
+		for _, h := range ev.History {
+			out = append(out, fmt.Sprintf("      %s  %s", h.Time.Format("15:04:05.000"), h.Summary))
+		}
+	}
+	return out
+}
+
+func metricsLine(m map[string]float64) string {
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, fmt.Sprintf("%s=%s", k, num(m[k])))
+	}
+	return strings.Join(parts, " ")
+}
+
+func num(f float64) string {
+	switch {
+	case f == float64(int64(f)) && f < 1e15 && f > -1e15:
+		return fmt.Sprintf("%d", int64(f))
+	case f >= 100 || f <= -100:
+		return fmt.Sprintf("%.1f", f)
+	}
+	return fmt.Sprintf("%.3g", f)
+}
+
+func dur(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(10 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// liveView draws, on a terminal, the finished steps as permanent lines and
+// the step in progress as one line redrawn in place: a spinner, elapsed
+// against timeout, a progress bar when the step has one, and the last log
+// line.
+type liveView struct {
+	mu      sync.Mutex
+	w       io.Writer
+	s       style
+	width   func() int
+	cur     *events.Step
+	started time.Time
+	frac    *float64
+	last    string
+	status  string
+	drawn   bool
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+func newLiveView(w io.Writer, s style, width func() int) *liveView {
+	v := &liveView{w: w, s: s, width: width, stop: make(chan struct{}), done: make(chan struct{})}
+	go v.loop()
+	return v
+}
+
+func (v *liveView) loop() {
+	defer close(v.done)
+	tk := time.NewTicker(100 * time.Millisecond)
+	defer tk.Stop()
+	for i := 0; ; i++ {
+		select {
+		case <-v.stop:
+			return
+		case <-tk.C:
+			v.mu.Lock()
+			v.redraw(i)
+			v.mu.Unlock()
+		}
+	}
+}
+
+// Close stops redrawing and clears the status line.
+func (v *liveView) Close() {
+	close(v.stop)
+	<-v.done
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.clear()
+}
+
+func (v *liveView) clear() {
+	if v.drawn {
+		fmt.Fprint(v.w, "\r\x1b[K")
+		v.drawn = false
+	}
+}
+
+func (v *liveView) redraw(frame int) {
+	if v.cur == nil {
+		return
+	}
+	el := time.Since(v.started)
+	line := fmt.Sprintf("%s %s %s", spinner[frame%len(spinner)], stepPrefix(v.cur), dur(el))
+	if v.cur.Timeout > 0 {
+		line += "/" + dur(v.cur.Timeout)
+	}
+	if v.frac != nil {
+		const width = 20
+		n := int(*v.frac * width)
+		line += fmt.Sprintf(" [%s%s] %3.0f%%", strings.Repeat("█", n), strings.Repeat("░", width-n), *v.frac*100)
+	}
+	if v.status != "" {
+		line += "  " + v.status
+	} else if v.last != "" {
+		line += "  " + v.s.dim(v.last)
+	}
+	if w := v.width(); w > 10 && len([]rune(line)) > w-1 {
+		line = string([]rune(line)[:w-2]) + "…"
+	}
+	fmt.Fprint(v.w, "\r\x1b[K"+line)
+	v.drawn = true
+}
+
+func (v *liveView) Emit(e events.Event) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	switch e.Type {
+	case events.StepStarted:
+		v.cur, v.started, v.frac, v.last, v.status = e.Step, e.Time, nil, "", ""
+		return
+	case events.Progressed:
+		v.frac = e.Progress.Fraction
+		v.last = e.Progress.LastLine
+		return
+	case events.Observed:
+		v.status = e.Observation.Summary
+		return
+	case events.StepFinished:
+		v.cur = nil
+	}
+	lines := eventLines(e, v.s)
+	if len(lines) == 0 {
+		return
+	}
+	v.clear()
+	for _, l := range lines {
+		fmt.Fprintln(v.w, l)
+	}
+}

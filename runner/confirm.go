@@ -1,0 +1,408 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+
+	"lockstep/plans"
+	"lockstep/runner/events"
+)
+
+// historyLen is how many observations a step keeps to show how its state
+// moved when it fails.
+const historyLen = 8
+
+// heartbeat is how often an unchanged observation is emitted again.
+const heartbeat = 10 * time.Second
+
+// turn is what one evaluation of a step's conditions decided.
+type turn struct {
+	conds   []events.Condition
+	values  map[string]string
+	aborted *events.Condition
+	allHeld bool
+}
+
+// confirm is the confirm loop: observe, evaluate, and either decide or
+// wait for the next interval or for a followed log to grow.
+func (s *stepRun) confirm(ctx, outer context.Context, deadline time.Time, timeout time.Duration, single bool) events.Outcome {
+	interval := defaultInterval
+	if s.st.Kind == "launch" {
+		interval = defaultLaunchInterval
+	}
+	if d, diags := s.r.o.Scope.Duration(s.st.Interval, interval); !diags.HasErrors() && d > 0 {
+		interval = d
+	}
+	var last turn
+	for {
+		if ctx.Err() != nil {
+			return s.finish(s.ended(ctx, outer, timeout), last)
+		}
+		s.observe(ctx)
+		if ctx.Err() != nil {
+			return s.finish(s.ended(ctx, outer, timeout), last)
+		}
+		last = s.evaluate()
+		s.note(last)
+		s.progress()
+		if last.aborted != nil {
+			return s.finish(events.Outcome{Status: events.Aborted, Reason: "abort_if held: " + last.aborted.Source, ErrorMessage: last.aborted.ErrorMessage}, last)
+		}
+		if last.allHeld {
+			return s.finish(events.Outcome{Status: events.Confirmed}, last)
+		}
+		if single {
+			return s.finish(s.unmet(events.Failed, "", last), last)
+		}
+		if !s.waitNext(ctx, interval) {
+			if context.Cause(ctx) == context.DeadlineExceeded && outer.Err() == nil {
+				return s.finish(s.unmet(events.TimedOut, fmt.Sprintf("timed out after %s", timeout), last), last)
+			}
+			return s.finish(s.ended(ctx, outer, timeout), last)
+		}
+	}
+}
+
+// unmet explains a step that ended with conditions not held: the first
+// false one (or not yet decided one) and its error_message.
+func (s *stepRun) unmet(status events.Status, reason string, t turn) events.Outcome {
+	out := events.Outcome{Status: status, Reason: reason}
+	for _, c := range t.conds {
+		if c.State == events.CondHeld || c.Kind == "abort_if" {
+			continue
+		}
+		what := "condition not met: " + c.Source
+		if c.State == events.CondNotYet {
+			what = "condition could not be evaluated: " + c.Source + " (" + c.Reason + ")"
+		}
+		if out.Reason == "" {
+			out.Reason = what
+		} else {
+			out.Reason += "; " + what
+		}
+		out.ErrorMessage = c.ErrorMessage
+		break
+	}
+	return out
+}
+
+func (s *stepRun) finish(out events.Outcome, t turn) events.Outcome {
+	ev := s.evidence(&t)
+	if out.Evidence != nil && out.Evidence.LogTail != nil {
+		ev.LogTail = out.Evidence.LogTail
+	}
+	out.Evidence = ev
+	return out
+}
+
+// waitNext waits for the next turn: the interval, or sooner when a
+// followed log grew. It returns false when the step's context ended.
+func (s *stepRun) waitNext(ctx context.Context, interval time.Duration) bool {
+	next := time.NewTimer(interval)
+	defer next.Stop()
+	var poll <-chan time.Time
+	if len(s.followers) > 0 {
+		tk := time.NewTicker(followEvery)
+		defer tk.Stop()
+		poll = tk.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-next.C:
+			return true
+		case <-poll:
+			for _, f := range s.followers {
+				if grew, _ := f.Poll(ctx); grew {
+					return true
+				}
+			}
+		}
+	}
+}
+
+// observe reads every probe once, and a launch's own state.
+func (s *stepRun) observe(ctx context.Context) {
+	for _, np := range s.probes {
+		v, err := np.p.Observe(ctx)
+		if err != nil {
+			s.values[np.name] = cty.DynamicVal
+			s.errs[np.name] = err
+			continue
+		}
+		s.values[np.name] = v
+		delete(s.errs, np.name)
+	}
+	if s.own != nil {
+		s.ownLog.Poll(ctx)
+		st, err := s.t.Inspect(ctx, s.own.proc)
+		if err == nil {
+			s.self["alive"] = cty.BoolVal(st.Alive)
+		}
+	}
+}
+
+// evaluate decides every abort_if and postcondition against the latest
+// observation.
+func (s *stepRun) evaluate() turn {
+	ectx := s.evalContext(s.r.o.Scope)
+	t := turn{values: map[string]string{}, allHeld: true}
+	for _, c := range s.st.AbortIfs {
+		res := s.cond("abort_if", c, ectx, t.values)
+		t.conds = append(t.conds, res)
+		if res.State == events.CondHeld && t.aborted == nil {
+			r := res
+			t.aborted = &r
+		}
+	}
+	for _, c := range s.defaults() {
+		t.conds = append(t.conds, c)
+		if c.State != events.CondHeld {
+			t.allHeld = false
+		}
+	}
+	for _, c := range s.st.Postconditions {
+		res := s.cond("postcondition", c, ectx, t.values)
+		t.conds = append(t.conds, res)
+		if res.State != events.CondHeld {
+			t.allHeld = false
+		}
+	}
+	return t
+}
+
+// defaults are the conditions a kind brings without being written: a run
+// exits 0 (unless the plan's own conditions read self.exit_code), a launch
+// started a process that is still alive after its grace period.
+func (s *stepRun) defaults() []events.Condition {
+	switch s.st.Kind {
+	case "run":
+		for _, c := range s.st.Postconditions {
+			if readsSelf(c.Condition, "exit_code") {
+				return nil
+			}
+		}
+		code := s.self["exit_code"]
+		c := events.Condition{Kind: "default", Source: "self.exit_code == 0", State: events.CondHeld}
+		if code.IsNull() || !code.IsKnown() || !code.Equals(cty.Zero).True() {
+			c.State = events.CondFalse
+			c.Reason = "the command exited with status " + Render(code)
+		}
+		return []events.Condition{c}
+	case "launch":
+		started := events.Condition{Kind: "default", Source: "a new process started by this step", State: events.CondHeld}
+		alive := events.Condition{Kind: "default", Source: fmt.Sprintf("the process is alive after its grace period (%s)", s.grace), State: events.CondHeld}
+		if a := s.self["alive"]; a == cty.NilVal || !a.True() {
+			alive.State, alive.Reason = events.CondFalse, "the process is not running"
+		} else if el := time.Since(s.start); el < s.grace {
+			alive.State, alive.Reason = events.CondNotYet, fmt.Sprintf("alive for %s of %s", el.Round(10*time.Millisecond), s.grace)
+		}
+		return []events.Condition{started, alive}
+	}
+	return nil
+}
+
+func readsSelf(expr hcl.Expression, attr string) bool {
+	for _, tr := range expr.Variables() {
+		if tr.RootName() != "self" || len(tr) < 2 {
+			continue
+		}
+		if a, ok := tr[1].(hcl.TraverseAttr); ok && a.Name == attr {
+			return true
+		}
+	}
+	return false
+}
+
+// cond evaluates one condition. A value that cannot be known yet (a probe
+// that could not read, a null, a missing key) is "not yet", with the
+// reason kept, never "false".
+func (s *stepRun) cond(kind string, c *plans.Condition, ectx *hcl.EvalContext, values map[string]string) events.Condition {
+	res := events.Condition{Kind: kind, Source: c.Source, Range: rangeString(c.DeclRange)}
+	if c.ErrorMessage != nil {
+		if v, diags := c.ErrorMessage.Value(ectx); !diags.HasErrors() {
+			res.ErrorMessage = strings.TrimSpace(renderText(v))
+		}
+	}
+	referenced(c.Condition, ectx, values)
+	v, diags := c.Condition.Value(ectx)
+	if reason := s.probeErrors(c.Condition); reason != "" && (diags.HasErrors() || !v.IsWhollyKnown()) {
+		res.State, res.Reason = events.CondNotYet, reason
+		return res
+	}
+	if diags.HasErrors() {
+		res.State, res.Reason = events.CondNotYet, diagText(diags)
+		return res
+	}
+	v, _ = v.UnmarkDeep()
+	switch {
+	case !v.IsKnown():
+		res.State, res.Reason = events.CondNotYet, "not known yet"
+	case v.IsNull():
+		res.State, res.Reason = events.CondNotYet, "the condition is null"
+	default:
+		b, err := convert.Convert(v, cty.Bool)
+		if err != nil {
+			res.State, res.Reason = events.CondNotYet, "the condition is not a bool: "+err.Error()
+		} else if b.True() {
+			res.State = events.CondHeld
+		} else {
+			res.State = events.CondFalse
+		}
+	}
+	return res
+}
+
+// renderText shows a value the plan means as text (an error_message).
+func renderText(v cty.Value) string {
+	if _, marks := v.UnmarkDeep(); hasSensitive(marks) {
+		return redacted
+	}
+	if s, _, err := plain(v); err == nil {
+		return s
+	}
+	return Render(v)
+}
+
+// probeErrors are the reasons the probes an expression reads could not be
+// observed: "probe.health: dial tcp 127.0.0.1:8000: connection refused".
+func (s *stepRun) probeErrors(expr hcl.Expression) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, tr := range expr.Variables() {
+		if tr.RootName() != "probe" || len(tr) < 2 {
+			continue
+		}
+		a, ok := tr[1].(hcl.TraverseAttr)
+		if !ok || seen[a.Name] {
+			continue
+		}
+		seen[a.Name] = true
+		if err := s.errs[a.Name]; err != nil {
+			out = append(out, "probe."+a.Name+": "+err.Error())
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+func rangeString(r hcl.Range) string {
+	if r.Filename == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d:%d", r.Filename, r.Start.Line, r.Start.Column)
+}
+
+// summary is one line telling where a step stands: the values its unmet
+// conditions read, or why they could not be read.
+func summary(t turn) string {
+	var parts []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			parts = append(parts, p)
+		}
+	}
+	for _, c := range t.conds {
+		if c.State == events.CondHeld && c.Kind != "abort_if" {
+			continue
+		}
+		if c.Kind == "abort_if" && c.State != events.CondHeld {
+			continue
+		}
+		if c.Reason != "" {
+			add(c.Reason)
+			continue
+		}
+		add("not met: " + c.Source)
+	}
+	if len(parts) == 0 {
+		return "all conditions hold"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// note emits the observation when it changed (or every heartbeat) and
+// keeps it in the waiting history.
+func (s *stepRun) note(t turn) {
+	sum := summary(t)
+	if len(t.values) > 0 && !t.allHeld {
+		var vs []string
+		for _, k := range sortedKeys(t.values) {
+			if strings.HasPrefix(k, "self.log") || strings.HasSuffix(k, ".text") || strings.HasSuffix(k, ".body") || strings.HasSuffix(k, ".lines") {
+				continue
+			}
+			vs = append(vs, k+" = "+t.values[k])
+		}
+		if len(vs) > 0 {
+			sum = strings.Join(vs, ", ") + " — " + sum
+		}
+	}
+	now := time.Now()
+	if sum == s.last && now.Sub(s.lastAt) < heartbeat {
+		return
+	}
+	s.last, s.lastAt = sum, now
+	s.history = append(s.history, events.Sample{Time: now, Summary: sum})
+	if len(s.history) > historyLen {
+		s.history = s.history[len(s.history)-historyLen:]
+	}
+	s.r.emit(events.Event{Type: events.Observed, Step: &s.ev, Observation: &events.Observation{Values: t.values, Conditions: t.conds, Summary: sum}})
+}
+
+// progress evaluates the step's progress expression and emits it with the
+// last log line.
+func (s *stepRun) progress() {
+	p := &events.Progress{Elapsed: time.Since(s.start)}
+	if s.st.Progress != nil {
+		if v, diags := s.st.Progress.Value(s.evalContext(s.r.o.Scope)); !diags.HasErrors() {
+			v, _ = v.UnmarkDeep()
+			if v.IsKnown() && !v.IsNull() {
+				if n, err := convert.Convert(v, cty.Number); err == nil {
+					f, _ := n.AsBigFloat().Float64()
+					f = math.Max(0, math.Min(1, f))
+					p.Fraction = &f
+				}
+			}
+		}
+	}
+	for _, f := range s.followers {
+		if l := f.LastLine(); l != "" {
+			p.LastLine = l
+		}
+	}
+	if p.Fraction == nil && p.LastLine == "" {
+		return
+	}
+	s.r.emit(events.Event{Type: events.Progressed, Step: &s.ev, Progress: p})
+}
+
+// evidence is what decided the step: its conditions, the values they
+// read, the last lines of the logs it followed, and its waiting history.
+func (s *stepRun) evidence(t *turn) *events.Evidence {
+	ev := &events.Evidence{History: s.history}
+	if t != nil {
+		ev.Conditions = t.conds
+		if len(t.values) > 0 {
+			ev.Values = t.values
+		}
+	}
+	for _, f := range s.followers {
+		ev.LogLines = append(ev.LogLines, f.Tail(10)...)
+	}
+	for name, err := range s.errs {
+		if ev.Values == nil {
+			ev.Values = map[string]string{}
+		}
+		ev.Values["probe."+name] = "(" + err.Error() + ")"
+	}
+	return ev
+}

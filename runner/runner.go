@@ -1,0 +1,246 @@
+// Package runner runs a plan: each step's action, then its confirm loop,
+// which will not let the plan move on until what the probes observe
+// confirms the step. Start reading at Run; a step's life is in step.go,
+// the confirm loop in confirm.go, the end of a run in cleanup.go.
+//
+// The runner never prints: it emits events (package events) to the
+// observer it is given.
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"lockstep/plans"
+	"lockstep/runner/events"
+	"lockstep/steps"
+	"lockstep/targets"
+)
+
+// Options is everything one attempt needs.
+type Options struct {
+	Plan  *plans.Plan
+	Scope *plans.Scope
+	// Targets opens the plan's targets by name; the runner asks for each
+	// when a step first needs it.
+	Targets func(name string) (targets.Target, error)
+	// Observer receives every event, in order.
+	Observer events.Observer
+	Attempt  int
+	// Start carries what only the caller knows (host, user, note, args);
+	// the runner adds the plan's hash, variables and steps.
+	Start events.Start
+	// Keep leaves launched processes running at the end, as keep = true
+	// on every launch would.
+	Keep bool
+	// LogDir is where a launch on the local target writes its log when the
+	// plan names none.
+	LogDir string
+	// StopGrace is how long a stopped process group has between SIGTERM
+	// and SIGKILL.
+	StopGrace time.Duration
+}
+
+// Result is how an attempt ended.
+type Result struct {
+	Status events.Status
+	Failed string // the address of the step that failed, if one did
+}
+
+// ExitCode maps an attempt's status to lockstep's exit codes: 0
+// confirmed, 1 a step failed, 130 interrupted.
+func (r Result) ExitCode() int {
+	switch r.Status {
+	case events.Confirmed:
+		return 0
+	case events.Interrupted:
+		return 130
+	}
+	return 1
+}
+
+// run is one attempt in progress.
+type run struct {
+	o       Options
+	emit    func(events.Event)
+	started time.Time
+
+	mu       sync.Mutex // guards launched: the watcher reads it
+	launched []*launched
+
+	outputs map[string]map[string]cty.Value // kind -> name -> self outputs
+	targets map[string]targets.Target
+	shown   *plans.Scope // the scope with sensitive values replaced, to show commands
+}
+
+// launched is a process a launch step started, watched until the end.
+type launched struct {
+	addr   string
+	target targets.Target
+	proc   targets.Process
+	keep   bool
+}
+
+// Run runs the plan once. It returns when every step has ended and every
+// launched process not kept has been stopped, also when ctx is cancelled
+// (Ctrl-C): then the remaining steps marked always still run, bounded by
+// their own timeouts.
+func Run(ctx context.Context, o Options) Result {
+	if o.StopGrace == 0 {
+		o.StopGrace = 5 * time.Second
+	}
+	r := &run{
+		o:       o,
+		started: time.Now(),
+		outputs: map[string]map[string]cty.Value{},
+		targets: map[string]targets.Target{},
+		shown:   redactedScope(o.Scope, o.Plan),
+	}
+	r.emit = func(e events.Event) {
+		if e.Time.IsZero() {
+			e.Time = time.Now()
+		}
+		e.Plan = o.Plan.Name
+		e.Attempt = o.Attempt
+		if o.Observer != nil {
+			o.Observer.Emit(e)
+		}
+	}
+	r.emit(events.Event{Type: events.AttemptStarted, Version: events.Version, Start: r.startInfo()})
+
+	res := Result{Status: events.Confirmed}
+	var firstFailure *events.Outcome
+	for i, st := range o.Plan.Steps {
+		ev := r.stepEvent(i, st)
+		if res.Status != events.Confirmed && !st.Always {
+			r.emit(events.Event{Type: events.StepFinished, Step: &ev, Outcome: &events.Outcome{Status: events.Skipped, Reason: "an earlier step did not confirm"}})
+			continue
+		}
+		sctx := ctx
+		if ctx.Err() != nil {
+			// Interrupted: an always step still runs, on its own timeout.
+			sctx = context.WithoutCancel(ctx)
+		}
+		out := r.step(sctx, ctx, i, st, ev)
+		if !out.Status.OK() && res.Status == events.Confirmed {
+			res.Status, res.Failed = out.Status, ev.Addr
+			if out.Status != events.Interrupted {
+				res.Status = events.Failed
+			}
+			o := out
+			firstFailure = &o
+		}
+	}
+	if ctx.Err() != nil && res.Status != events.Interrupted {
+		res.Status = events.Interrupted
+	}
+	r.cleanup(context.WithoutCancel(ctx))
+	for _, t := range r.targets {
+		t.Close()
+	}
+
+	final := &events.Outcome{Status: res.Status, Failed: res.Failed, Duration: time.Since(r.started)}
+	if firstFailure != nil {
+		final.Reason, final.ErrorMessage = firstFailure.Reason, firstFailure.ErrorMessage
+	}
+	r.emit(events.Event{Type: events.AttemptFinished, Outcome: final})
+	return res
+}
+
+func (r *run) target(name string) (targets.Target, error) {
+	if t, ok := r.targets[name]; ok {
+		return t, nil
+	}
+	t, err := r.o.Targets(name)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", name, err)
+	}
+	r.targets[name] = t
+	return t, nil
+}
+
+func (r *run) addLaunch(l *launched) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.launched = append(r.launched, l)
+}
+
+func (r *run) launches() []*launched {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*launched(nil), r.launched...)
+}
+
+func (r *run) launch(addr string) *launched {
+	for _, l := range r.launches() {
+		if l.addr == addr {
+			return l
+		}
+	}
+	return nil
+}
+
+// stepRef turns a launch address a probe names into what the probe needs.
+func (r *run) stepRef(addr string) (*steps.Launch, error) {
+	l := r.launch(addr)
+	if l == nil {
+		return nil, fmt.Errorf("step.%s launched no process", addr)
+	}
+	return &steps.Launch{Addr: l.addr, Process: l.proc, Log: l.proc.Log}, nil
+}
+
+func (r *run) startInfo() *events.Start {
+	s := r.o.Start
+	sum := sha256.Sum256(r.o.Plan.Source)
+	s.PlanFile = r.o.Plan.Filename
+	s.PlanSHA256 = hex.EncodeToString(sum[:])
+	s.Vars = map[string]string{}
+	s.Defaults = map[string]string{}
+	for _, v := range r.o.Plan.Variables {
+		if val, ok := r.o.Scope.Vars[v.Name]; ok {
+			s.Vars[v.Name] = Render(val)
+			if v.Sensitive {
+				s.Vars[v.Name] = redacted
+			}
+		}
+		if v.Default != cty.NilVal {
+			s.Defaults[v.Name] = Render(v.Default)
+			if v.Sensitive {
+				s.Defaults[v.Name] = redacted
+			}
+		}
+	}
+	for i, st := range r.o.Plan.Steps {
+		s.Steps = append(s.Steps, r.stepEvent(i, st))
+	}
+	return &s
+}
+
+// redactedScope is the plan's scope with every sensitive value replaced by
+// "(sensitive)", so a command can be shown as it ran without its secrets.
+func redactedScope(s *plans.Scope, p *plans.Plan) *plans.Scope {
+	if s == nil {
+		return nil
+	}
+	out := &plans.Scope{Vars: map[string]cty.Value{}, Locals: map[string]cty.Value{}}
+	for k, v := range s.Vars {
+		out.Vars[k] = redactValue(v)
+	}
+	for k, v := range s.Locals {
+		out.Locals[k] = redactValue(v)
+	}
+	return out
+}
+
+func redactValue(v cty.Value) cty.Value {
+	if _, marks := v.UnmarkDeep(); hasSensitive(marks) {
+		return cty.StringVal(redacted)
+	}
+	return v
+}

@@ -1,0 +1,426 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+
+	"lockstep/plans"
+	"lockstep/runner/events"
+	"lockstep/steps"
+	"lockstep/targets"
+)
+
+// Defaults a plan never has to write.
+const (
+	defaultWaitTimeout      = 5 * time.Minute
+	defaultLaunchTimeout    = time.Minute
+	defaultRunTimeout       = 10 * time.Minute
+	defaultBenchmarkTimeout = 30 * time.Minute
+	defaultInterval         = time.Second
+	defaultLaunchInterval   = 250 * time.Millisecond
+	defaultGrace            = 2 * time.Second
+	// watchEvery is how often launched processes are checked while a
+	// step runs, so a death fails the step within a fraction of a second.
+	watchEvery = 100 * time.Millisecond
+	// followEvery is how often followed logs are checked for growth
+	// between intervals.
+	followEvery = 10 * time.Millisecond
+	// tailLines is how much of a log a dead process's evidence shows.
+	tailLines = 40
+)
+
+// stepRun is one step in progress.
+type stepRun struct {
+	r      *run
+	st     *plans.Step
+	ev     events.Step
+	t      targets.Target
+	start  time.Time
+	probes []namedProbe
+	values map[string]cty.Value // probe name -> last observed value
+	errs   map[string]error     // probe name -> why it could not be read
+	self   map[string]cty.Value
+	// followers are the logs this step follows: its log probes and, for a
+	// launch, its own log.
+	followers []*steps.Follower
+	own       *launched // the process this launch started
+	ownLog    *steps.Follower
+	grace     time.Duration
+	history   []events.Sample
+	last      string // the last observation summary emitted
+	lastAt    time.Time
+	metrics   map[string]float64
+	stats     map[string]events.MetricStats
+	notes     map[string]string
+}
+
+type namedProbe struct {
+	name string
+	p    steps.Probe
+}
+
+func (r *run) stepEvent(i int, st *plans.Step) events.Step {
+	ev := events.Step{
+		Addr:        st.Kind + "." + st.Name,
+		Kind:        st.Kind,
+		Name:        st.Name,
+		Index:       i,
+		Count:       len(r.o.Plan.Steps),
+		Target:      st.Target,
+		Description: st.Description,
+		Always:      st.Always,
+	}
+	ev.Timeout, _ = r.timeout(st)
+	return ev
+}
+
+// timeout is the step's timeout; single is true when the step is
+// evaluated once (an assert without a timeout, a run, a benchmark).
+func (r *run) timeout(st *plans.Step) (time.Duration, bool) {
+	def := map[string]time.Duration{
+		"wait":      defaultWaitTimeout,
+		"launch":    defaultLaunchTimeout,
+		"run":       defaultRunTimeout,
+		"benchmark": defaultBenchmarkTimeout,
+	}[st.Kind]
+	d, diags := r.o.Scope.Duration(st.Timeout, def)
+	if diags.HasErrors() {
+		d = def
+	}
+	single := st.Kind == "run" || st.Kind == "benchmark" || (st.Kind == "assert" && st.Timeout == nil)
+	return d, single
+}
+
+// step runs one step: its action, then its confirm loop. ctx bounds the
+// step; outer is the attempt's context, whose end means interrupted.
+func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.Step) (out events.Outcome) {
+	s := &stepRun{r: r, st: st, ev: ev, start: time.Now(), values: map[string]cty.Value{}, errs: map[string]error{}, self: map[string]cty.Value{}}
+	r.emit(events.Event{Type: events.StepStarted, Step: &ev})
+	defer func() {
+		out.Duration = time.Since(s.start)
+		if out.Metrics == nil && len(s.metrics) > 0 {
+			out.Metrics = s.metrics
+		}
+		if len(s.stats) > 0 {
+			out.Stats = s.stats
+		}
+		if len(s.notes) > 0 {
+			out.Notes = s.notes
+		}
+		r.record(s)
+		out.Outputs = s.outputs()
+		r.emit(events.Event{Type: events.StepFinished, Step: &ev, Outcome: &out})
+	}()
+
+	timeout, single := r.timeout(st)
+	deadline := s.start.Add(timeout)
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if timeout > 0 {
+		var c2 context.CancelFunc
+		sctx, c2 = context.WithDeadline(sctx, deadline)
+		defer c2()
+	}
+	stopWatch := r.watch(sctx, cancel)
+	defer stopWatch()
+
+	t, err := r.target(st.Target)
+	if err != nil {
+		return s.errored(err)
+	}
+	s.t = t
+	if err := s.makeProbes(sctx); err != nil {
+		return s.errored(err)
+	}
+	if out, done := s.act(sctx, outer); done {
+		return out
+	}
+	return s.confirm(sctx, outer, deadline, timeout, single)
+}
+
+// ended explains why a step's context ended: interrupted, a watched
+// process died, or the timeout passed.
+func (s *stepRun) ended(ctx, outer context.Context, timeout time.Duration) events.Outcome {
+	if outer.Err() != nil && ctx.Err() != nil && !errors.Is(context.Cause(ctx), errProcessDied) {
+		return events.Outcome{Status: events.Interrupted, Reason: "interrupted", Evidence: s.evidence(nil)}
+	}
+	var died *diedError
+	if errors.As(context.Cause(ctx), &died) {
+		ev := s.evidence(nil)
+		ev.LogTail = map[string][]string{died.l.addr: died.tail}
+		return events.Outcome{Status: events.Failed, Reason: died.Error(), Evidence: ev}
+	}
+	return events.Outcome{Status: events.TimedOut, Reason: fmt.Sprintf("timed out after %s", timeout), Evidence: s.evidence(nil)}
+}
+
+func (s *stepRun) errored(err error) events.Outcome {
+	return events.Outcome{Status: events.Errored, Reason: err.Error(), Evidence: s.evidence(nil)}
+}
+
+// evalContext is what the step's expressions see: the plan's variables and
+// locals, earlier steps' outputs, this step's probes and self.
+func (s *stepRun) evalContext(scope *plans.Scope) *hcl.EvalContext {
+	probeVals := map[string]cty.Value{}
+	for _, np := range s.probes {
+		v, ok := s.values[np.name]
+		if !ok || v == cty.NilVal {
+			v = cty.DynamicVal
+		}
+		probeVals[np.name] = v
+	}
+	extra := map[string]cty.Value{
+		"step":  s.r.stepValues(),
+		"probe": cty.ObjectVal(probeVals),
+		"self":  cty.ObjectVal(s.selfValues()),
+	}
+	return scope.EvalContext(extra)
+}
+
+func (s *stepRun) selfValues() map[string]cty.Value {
+	self := map[string]cty.Value{}
+	for k, v := range s.self {
+		self[k] = v
+	}
+	if s.ownLog != nil {
+		self["log"] = cty.StringVal(s.ownLog.Text())
+	}
+	if len(s.metrics) > 0 || len(s.stats) > 0 {
+		self["metrics"] = metricsValue(s.metrics, s.stats)
+	}
+	return self
+}
+
+// stepValues is the step root: step.KIND.NAME.ATTR for every step that ran.
+func (r *run) stepValues() cty.Value {
+	kinds := map[string]cty.Value{}
+	for kind, byName := range r.outputs {
+		names := map[string]cty.Value{}
+		for name, out := range byName {
+			names[name] = out
+		}
+		kinds[kind] = cty.ObjectVal(names)
+	}
+	return cty.ObjectVal(kinds)
+}
+
+// record keeps a finished step's self outputs for later steps.
+func (r *run) record(s *stepRun) {
+	if r.outputs[s.st.Kind] == nil {
+		r.outputs[s.st.Kind] = map[string]cty.Value{}
+	}
+	r.outputs[s.st.Kind][s.st.Name] = cty.ObjectVal(s.selfValues())
+}
+
+// outputs renders the self outputs worth keeping in the record.
+func (s *stepRun) outputs() map[string]string {
+	out := map[string]string{}
+	for k, v := range s.self {
+		switch k {
+		case "log", "stdout", "stderr", "json":
+			continue
+		}
+		out[k] = Render(v)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func (s *stepRun) makeProbes(ctx context.Context) error {
+	ectx := s.r.o.Scope.EvalContext(map[string]cty.Value{"step": s.r.stepValues()})
+	for _, pb := range s.st.Probes {
+		attrs := map[string]cty.Value{}
+		for name, expr := range pb.Attrs {
+			if name == "step" {
+				continue
+			}
+			v, diags := expr.Value(ectx)
+			if diags.HasErrors() {
+				return fmt.Errorf("probe %s: %s", pb.Name, diagText(diags))
+			}
+			v, _ = v.UnmarkDeep()
+			attrs[name] = v
+		}
+		spec := steps.ProbeSpec{Kind: pb.Kind, Name: pb.Name, Attrs: attrs}
+		if pb.Step != "" {
+			l, err := s.r.stepRef(pb.Step)
+			if err != nil {
+				return fmt.Errorf("probe %s: %w", pb.Name, err)
+			}
+			spec.Launch = l
+		}
+		p, err := steps.NewProbe(ctx, s.t, spec)
+		if err != nil {
+			return fmt.Errorf("probe %s: %w", pb.Name, err)
+		}
+		if f, ok := p.(steps.Following); ok {
+			s.followers = append(s.followers, f.Follower())
+		}
+		s.probes = append(s.probes, namedProbe{pb.Name, p})
+	}
+	return nil
+}
+
+// evalString evaluates an attribute that an action uses (a command, a
+// path): the real value for the action, and the value as shown, with
+// sensitive parts replaced.
+func (s *stepRun) evalString(expr hcl.Expression) (real, shown string, err error) {
+	if expr == nil {
+		return "", "", nil
+	}
+	v, diags := expr.Value(s.evalContext(s.r.o.Scope))
+	if diags.HasErrors() {
+		return "", "", errors.New(diagText(diags))
+	}
+	real, sensitive, err := plain(v)
+	if err != nil {
+		return "", "", err
+	}
+	shown = real
+	if sensitive {
+		sv, diags := expr.Value(s.evalContext(s.r.shown))
+		shown = redacted
+		if !diags.HasErrors() {
+			if str, _, err := plain(sv); err == nil {
+				shown = str
+			}
+		}
+	}
+	return real, shown, nil
+}
+
+func (s *stepRun) evalEnv(expr hcl.Expression) (map[string]string, error) {
+	if expr == nil {
+		return nil, nil
+	}
+	v, diags := expr.Value(s.evalContext(s.r.o.Scope))
+	if diags.HasErrors() {
+		return nil, errors.New(diagText(diags))
+	}
+	v, _ = v.UnmarkDeep()
+	if v.IsNull() {
+		return nil, nil
+	}
+	if !v.CanIterateElements() {
+		return nil, fmt.Errorf("env must be a map of strings")
+	}
+	env := map[string]string{}
+	for it := v.ElementIterator(); it.Next(); {
+		k, e := it.Element()
+		str, _, err := plain(e)
+		if err != nil {
+			return nil, fmt.Errorf("env %s: %w", k.AsString(), err)
+		}
+		env[k.AsString()] = str
+	}
+	return env, nil
+}
+
+// command builds the step's command from command, env and workdir.
+func (s *stepRun) command() (targets.Command, string, error) {
+	line, shown, err := s.evalString(s.st.Command)
+	if err != nil {
+		return targets.Command{}, "", fmt.Errorf("command: %w", err)
+	}
+	env, err := s.evalEnv(s.st.Env)
+	if err != nil {
+		return targets.Command{}, "", err
+	}
+	dir, _, err := s.evalString(s.st.Workdir)
+	if err != nil {
+		return targets.Command{}, "", fmt.Errorf("workdir: %w", err)
+	}
+	return targets.Command{Line: line, Env: env, Dir: dir}, shown, nil
+}
+
+// act does the step's action. done is true when the step ended in it.
+func (s *stepRun) act(ctx, outer context.Context) (events.Outcome, bool) {
+	timeout, _ := s.r.timeout(s.st)
+	switch s.st.Kind {
+	case "run":
+		cmd, shown, err := s.command()
+		if err != nil {
+			return s.errored(err), true
+		}
+		s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown}})
+		res, err := s.t.Run(ctx, cmd)
+		if ctx.Err() != nil {
+			return s.ended(ctx, outer, timeout), true
+		}
+		if err != nil {
+			return s.errored(err), true
+		}
+		for k, v := range commandSelf(res) {
+			s.self[k] = v
+		}
+		code := res.ExitCode
+		s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown, ExitCode: &code}})
+	case "launch":
+		return s.launch(ctx, outer)
+	case "benchmark":
+		return s.benchmark(ctx, outer)
+	}
+	return events.Outcome{}, false
+}
+
+func commandSelf(res targets.Result) map[string]cty.Value {
+	v := steps.CommandValue(res)
+	return v.AsValueMap()
+}
+
+func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
+	timeout, _ := s.r.timeout(s.st)
+	cmd, shown, err := s.command()
+	if err != nil {
+		return s.errored(err), true
+	}
+	logPath, _, err := s.evalString(s.st.Log)
+	if err != nil {
+		return s.errored(fmt.Errorf("log: %w", err)), true
+	}
+	if logPath == "" {
+		logPath = s.r.defaultLog(s.st)
+	}
+	if g, diags := s.r.o.Scope.Duration(s.st.Grace, defaultGrace); !diags.HasErrors() {
+		s.grace = g
+	}
+	moved, err := s.t.MoveAside(ctx, logPath)
+	if err != nil {
+		return s.errored(fmt.Errorf("moving the old log aside: %w", err)), true
+	}
+	proc, err := s.t.Start(ctx, cmd, logPath)
+	if err != nil {
+		if ctx.Err() != nil {
+			return s.ended(ctx, outer, timeout), true
+		}
+		return s.errored(fmt.Errorf("starting %q: %w", shown, err)), true
+	}
+	s.own = &launched{addr: s.ev.Addr, target: s.t, proc: proc, keep: s.st.Keep || s.r.o.Keep}
+	s.r.addLaunch(s.own)
+	s.ownLog = steps.FollowStart(s.t, logPath)
+	s.followers = append(s.followers, s.ownLog)
+	s.self["pid"] = cty.NumberIntVal(int64(proc.PID))
+	s.self["pgid"] = cty.NumberIntVal(int64(proc.PGID))
+	s.self["log_path"] = cty.StringVal(logPath)
+	s.self["command"] = cty.StringVal(shown)
+	s.self["alive"] = cty.True
+	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown, PID: proc.PID, PGID: proc.PGID, Log: logPath, MovedLog: moved}})
+	return events.Outcome{}, false
+}
+
+// defaultLog is where a launch writes when its plan names no log: beside
+// the records on the local machine, under /tmp on a remote one.
+func (r *run) defaultLog(st *plans.Step) string {
+	name := st.Name + ".log"
+	if st.Target == "local" && r.o.LogDir != "" {
+		return filepath.Join(r.o.LogDir, name)
+	}
+	return filepath.Join("/tmp/lockstep", r.o.Plan.Name, name)
+}

@@ -1,0 +1,154 @@
+package runner
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
+
+	"lockstep/plans"
+)
+
+// redacted stands where a sensitive value would be shown.
+const redacted = "(sensitive)"
+
+// Render shows a value briefly, as evidence: strings quoted and cut,
+// collections as JSON, sensitive values as (sensitive).
+func Render(v cty.Value) string {
+	if v == cty.NilVal {
+		return "(none)"
+	}
+	if v.HasMark(plans.Sensitive) || v.ContainsMarked() {
+		if _, marks := v.UnmarkDeep(); hasSensitive(marks) {
+			return redacted
+		}
+		v, _ = v.UnmarkDeep()
+	}
+	if !v.IsKnown() {
+		return "(not known yet)"
+	}
+	if v.IsNull() {
+		return "null"
+	}
+	switch v.Type() {
+	case cty.String:
+		return fmt.Sprintf("%q", cut(v.AsString(), 200))
+	case cty.Number:
+		return v.AsBigFloat().Text('g', 10)
+	case cty.Bool:
+		if v.True() {
+			return "true"
+		}
+		return "false"
+	}
+	b, err := ctyjson.Marshal(v, v.Type())
+	if err != nil {
+		return v.GoString()
+	}
+	return cut(string(b), 300)
+}
+
+func hasSensitive(marks cty.ValueMarks) bool {
+	_, ok := marks[plans.Sensitive]
+	return ok
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// plain turns a value the plan computed into the string an action uses
+// (a command line, a path), lifting sensitivity marks: the action needs the
+// real value; what is shown comes from shown.
+func plain(v cty.Value) (string, bool, error) {
+	v, marks := v.UnmarkDeep()
+	sensitive := hasSensitive(marks)
+	if v.IsNull() {
+		return "", sensitive, nil
+	}
+	if !v.IsKnown() {
+		return "", sensitive, fmt.Errorf("the value is not known")
+	}
+	switch v.Type() {
+	case cty.String:
+		return v.AsString(), sensitive, nil
+	case cty.Number:
+		return v.AsBigFloat().Text('f', -1), sensitive, nil
+	case cty.Bool:
+		if v.True() {
+			return "true", sensitive, nil
+		}
+		return "false", sensitive, nil
+	}
+	return "", sensitive, fmt.Errorf("must be a string, not %s", v.Type().FriendlyName())
+}
+
+// referenced renders the values of every traversal an expression reads
+// that is not a variable or a local (those are the plan's inputs, shown
+// once at the start), for evidence: "probe.health.status" -> "503".
+func referenced(expr hcl.Expression, ctx *hcl.EvalContext, into map[string]string) {
+	if expr == nil {
+		return
+	}
+	for _, tr := range expr.Variables() {
+		root := tr.RootName()
+		if root == "var" || root == "local" {
+			continue
+		}
+		name := traversalString(tr)
+		if _, done := into[name]; done {
+			continue
+		}
+		v, diags := tr.TraverseAbs(ctx)
+		if diags.HasErrors() {
+			into[name] = "(" + diagText(diags) + ")"
+			continue
+		}
+		into[name] = Render(v)
+	}
+}
+
+func traversalString(tr hcl.Traversal) string {
+	var b strings.Builder
+	for _, step := range tr {
+		switch s := step.(type) {
+		case hcl.TraverseRoot:
+			b.WriteString(s.Name)
+		case hcl.TraverseAttr:
+			b.WriteString("." + s.Name)
+		case hcl.TraverseIndex:
+			b.WriteString("[" + Render(s.Key) + "]")
+		case hcl.TraverseSplat:
+			b.WriteString("[*]")
+		}
+	}
+	return b.String()
+}
+
+// diagText is the first error of diags in one line.
+func diagText(diags hcl.Diagnostics) string {
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError {
+			if d.Detail != "" {
+				return strings.TrimSuffix(d.Summary, ".") + ": " + strings.TrimSuffix(d.Detail, ".")
+			}
+			return d.Summary
+		}
+	}
+	return "unknown error"
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

@@ -1,0 +1,89 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"lockstep/steps"
+	"lockstep/targets"
+)
+
+// errProcessDied is matched by the cause of a step cancelled because a
+// launched process died.
+var errProcessDied = errors.New("a launched process died")
+
+// diedError says which launched process died, how, and what its log said
+// last.
+type diedError struct {
+	l     *launched
+	state targets.ProcessState
+	tail  []string
+}
+
+func (e *diedError) Error() string {
+	how := "exited"
+	switch {
+	case e.state.Replaced:
+		how = "is gone (its pid now belongs to another process)"
+	case e.state.Signal != "":
+		how = "was killed by " + e.state.Signal
+	case e.state.ExitCode >= 0:
+		how = fmt.Sprintf("exited with status %d", e.state.ExitCode)
+	}
+	return fmt.Sprintf("%s (pid %d) %s", e.l.addr, e.l.proc.PID, how)
+}
+
+func (e *diedError) Unwrap() error { return errProcessDied }
+
+// watch checks every launched process while a step runs and cancels the
+// step, with a *diedError as the cause, the moment one of them is no
+// longer running. A lost connection to a target is not a death: the next
+// check tries again.
+func (r *run) watch(ctx context.Context, cancel context.CancelCauseFunc) (stop func()) {
+	wctx, stopWatch := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tk := time.NewTicker(watchEvery)
+		defer tk.Stop()
+		for {
+			for _, l := range r.launches() {
+				st, err := l.target.Inspect(wctx, l.proc)
+				if err != nil || st.Alive {
+					continue
+				}
+				cancel(&diedError{l: l, state: st, tail: r.tail(context.WithoutCancel(wctx), l)})
+				return
+			}
+			select {
+			case <-wctx.Done():
+				return
+			case <-tk.C:
+			}
+		}
+	}()
+	return func() {
+		stopWatch()
+		<-done
+	}
+}
+
+// tail reads the last lines of a launched process's log.
+func (r *run) tail(ctx context.Context, l *launched) []string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	fi, err := l.target.Stat(ctx, l.proc.Log)
+	if err != nil || !fi.Exists {
+		return nil
+	}
+	f := steps.FollowStart(l.target, l.proc.Log)
+	const window = 64 << 10
+	if fi.Size > window {
+		// Only the end matters: start a window before it.
+		f = steps.FollowAt(l.target, l.proc.Log, fi.ID, fi.Size-window)
+	}
+	f.Poll(ctx)
+	return f.Tail(tailLines)
+}

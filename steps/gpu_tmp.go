@@ -1,0 +1,5 @@
+package steps
+
+import "errors"
+
+var errGPUUnwired = errors.New("gpu probe: not wired yet")

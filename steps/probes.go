@@ -1,0 +1,603 @@
+package steps
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zclconf/go-cty/cty"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
+
+	"lockstep/targets"
+)
+
+// Launch is what a launch step left for later steps to refer to.
+type Launch struct {
+	Addr    string
+	Process targets.Process
+	Log     string
+}
+
+// ProbeSpec is a probe block with its attributes evaluated.
+type ProbeSpec struct {
+	Kind, Name string
+	Attrs      map[string]cty.Value
+	Launch     *Launch // set when the block says step = step.launch.NAME
+}
+
+// Probe reads one kind of state on a target. Observe returns the value the
+// plan sees as probe.NAME, or an error meaning the state cannot be read yet
+// (a refused connection, a missing file); the runner keeps that error as
+// the reason a condition is not yet decided.
+type Probe interface {
+	Observe(ctx context.Context) (cty.Value, error)
+}
+
+// Following is implemented by probes that follow a file, so the runner can
+// evaluate again as soon as it grows instead of at the next interval.
+type Following interface {
+	Follower() *Follower
+}
+
+type probeMaker func(ctx context.Context, t targets.Target, s ProbeSpec) (Probe, error)
+
+func probeMakers() map[string]probeMaker {
+	return map[string]probeMaker{
+		"exec":    newExecProbe,
+		"http":    newHTTPProbe,
+		"log":     newLogProbe,
+		"process": newProcessProbe,
+		"port":    newPortProbe,
+		"file":    newFileProbe,
+		"gpu":     newGPUProbe,
+	}
+}
+
+// NewProbe makes the probe a block describes, on target t. A log probe
+// starts following here: what it reads is what is written from now on (or
+// since the launch it names).
+func NewProbe(ctx context.Context, t targets.Target, s ProbeSpec) (Probe, error) {
+	mk, ok := probeMakers()[s.Kind]
+	if !ok {
+		return nil, fmt.Errorf("no probe kind %q", s.Kind)
+	}
+	return mk(ctx, t, s)
+}
+
+// Attribute access on evaluated block attributes.
+
+func attrString(a map[string]cty.Value, name, def string) (string, error) {
+	v, ok := a[name]
+	if !ok || v.IsNull() {
+		return def, nil
+	}
+	if !v.IsKnown() || v.Type() != cty.String {
+		return "", fmt.Errorf("%s must be a string", name)
+	}
+	return v.AsString(), nil
+}
+
+func attrInt(a map[string]cty.Value, name string, def int) (int, error) {
+	v, ok := a[name]
+	if !ok || v.IsNull() {
+		return def, nil
+	}
+	if v.Type() == cty.String {
+		n, err := strconv.Atoi(v.AsString())
+		if err != nil {
+			return 0, fmt.Errorf("%s must be a whole number, not %q", name, v.AsString())
+		}
+		return n, nil
+	}
+	if v.Type() != cty.Number {
+		return 0, fmt.Errorf("%s must be a number", name)
+	}
+	f, _ := v.AsBigFloat().Float64()
+	return int(f), nil
+}
+
+func attrFloat(a map[string]cty.Value, name string, def float64) (float64, error) {
+	v, ok := a[name]
+	if !ok || v.IsNull() {
+		return def, nil
+	}
+	if v.Type() != cty.Number {
+		return 0, fmt.Errorf("%s must be a number", name)
+	}
+	f, _ := v.AsBigFloat().Float64()
+	return f, nil
+}
+
+func attrBool(a map[string]cty.Value, name string, def bool) (bool, error) {
+	v, ok := a[name]
+	if !ok || v.IsNull() {
+		return def, nil
+	}
+	if v.Type() != cty.Bool {
+		return false, fmt.Errorf("%s must be true or false", name)
+	}
+	return v.True(), nil
+}
+
+func attrDuration(a map[string]cty.Value, name string, def time.Duration) (time.Duration, error) {
+	s, err := attrString(a, name, "")
+	if err != nil || s == "" {
+		return def, err
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return d, nil
+}
+
+func attrStringMap(a map[string]cty.Value, name string) (map[string]string, error) {
+	v, ok := a[name]
+	if !ok || v.IsNull() {
+		return nil, nil
+	}
+	if !v.CanIterateElements() {
+		return nil, fmt.Errorf("%s must be a map of strings", name)
+	}
+	out := map[string]string{}
+	for it := v.ElementIterator(); it.Next(); {
+		k, e := it.Element()
+		if k.Type() != cty.String {
+			return nil, fmt.Errorf("%s must be a map of strings", name)
+		}
+		s, err := toText(e)
+		if err != nil {
+			return nil, fmt.Errorf("%s[%q]: %w", name, k.AsString(), err)
+		}
+		out[k.AsString()] = s
+	}
+	return out, nil
+}
+
+// toText renders a primitive as a string the way HCL converts it.
+func toText(v cty.Value) (string, error) {
+	if v.IsNull() {
+		return "", nil
+	}
+	switch v.Type() {
+	case cty.String:
+		return v.AsString(), nil
+	case cty.Number:
+		return v.AsBigFloat().Text('f', -1), nil
+	case cty.Bool:
+		return strconv.FormatBool(v.True()), nil
+	}
+	return "", fmt.Errorf("must be a string, number or bool")
+}
+
+// JSONValue turns JSON text into a plan value; text that is not JSON is null.
+func JSONValue(data []byte) cty.Value {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || !json.Valid(data) {
+		return cty.NullVal(cty.DynamicPseudoType)
+	}
+	ty, err := ctyjson.ImpliedType(data)
+	if err != nil {
+		return cty.NullVal(cty.DynamicPseudoType)
+	}
+	v, err := ctyjson.Unmarshal(data, ty)
+	if err != nil {
+		return cty.NullVal(cty.DynamicPseudoType)
+	}
+	return v
+}
+
+// ToJSON renders a plan value as JSON, for request bodies.
+func ToJSON(v cty.Value) ([]byte, error) {
+	return ctyjson.Marshal(v, v.Type())
+}
+
+func stringList(ss []string) cty.Value {
+	if len(ss) == 0 {
+		return cty.ListValEmpty(cty.String)
+	}
+	vs := make([]cty.Value, len(ss))
+	for i, s := range ss {
+		vs[i] = cty.StringVal(s)
+	}
+	return cty.ListVal(vs)
+}
+
+func intList(ns []int) cty.Value {
+	if len(ns) == 0 {
+		return cty.ListValEmpty(cty.Number)
+	}
+	vs := make([]cty.Value, len(ns))
+	for i, n := range ns {
+		vs[i] = cty.NumberIntVal(int64(n))
+	}
+	return cty.ListVal(vs)
+}
+
+// exec
+
+type execProbe struct {
+	t   targets.Target
+	cmd targets.Command
+}
+
+func newExecProbe(_ context.Context, t targets.Target, s ProbeSpec) (Probe, error) {
+	line, err := attrString(s.Attrs, "command", "")
+	if err != nil {
+		return nil, err
+	}
+	env, err := attrStringMap(s.Attrs, "env")
+	if err != nil {
+		return nil, err
+	}
+	return &execProbe{t: t, cmd: targets.Command{Line: line, Env: env}}, nil
+}
+
+func (p *execProbe) Observe(ctx context.Context) (cty.Value, error) {
+	r, err := p.t.Run(ctx, p.cmd)
+	if err != nil {
+		return cty.NilVal, err
+	}
+	return CommandValue(r), nil
+}
+
+// CommandValue is a finished command as a plan sees it.
+func CommandValue(r targets.Result) cty.Value {
+	return cty.ObjectVal(map[string]cty.Value{
+		"exit_code":   cty.NumberIntVal(int64(r.ExitCode)),
+		"stdout":      cty.StringVal(string(r.Stdout)),
+		"stderr":      cty.StringVal(string(r.Stderr)),
+		"json":        JSONValue(r.Stdout),
+		"duration_ms": cty.NumberFloatVal(float64(r.Duration.Microseconds()) / 1000),
+	})
+}
+
+// http
+
+type httpProbe struct {
+	client  *http.Client
+	method  string
+	url     string
+	headers map[string]string
+	body    []byte
+}
+
+func newHTTPProbe(_ context.Context, t targets.Target, s ProbeSpec) (Probe, error) {
+	p := &httpProbe{}
+	var err error
+	if p.url, err = attrString(s.Attrs, "url", ""); err != nil {
+		return nil, err
+	}
+	if p.method, err = attrString(s.Attrs, "method", ""); err != nil {
+		return nil, err
+	}
+	if p.headers, err = attrStringMap(s.Attrs, "headers"); err != nil {
+		return nil, err
+	}
+	if p.headers == nil {
+		p.headers = map[string]string{}
+	}
+	body, err := attrString(s.Attrs, "body", "")
+	if err != nil {
+		return nil, err
+	}
+	p.body = []byte(body)
+	if j, ok := s.Attrs["json"]; ok && !j.IsNull() {
+		if p.body, err = ToJSON(j); err != nil {
+			return nil, fmt.Errorf("json: %w", err)
+		}
+		if _, set := p.headers["Content-Type"]; !set {
+			p.headers["Content-Type"] = "application/json"
+		}
+	}
+	if p.method == "" {
+		p.method = http.MethodGet
+		if len(p.body) > 0 {
+			p.method = http.MethodPost
+		}
+	}
+	timeout, err := attrDuration(s.Attrs, "timeout", 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	p.client = &http.Client{
+		Timeout: timeout,
+		Transport: &http.Transport{
+			DialContext:         t.Dial,
+			DisableCompression:  true,
+			MaxIdleConnsPerHost: 2,
+			IdleConnTimeout:     30 * time.Second,
+		},
+	}
+	return p, nil
+}
+
+func (p *httpProbe) Observe(ctx context.Context) (cty.Value, error) {
+	req, err := http.NewRequestWithContext(ctx, p.method, p.url, bytes.NewReader(p.body))
+	if err != nil {
+		return cty.NilVal, err
+	}
+	for k, v := range p.headers {
+		req.Header.Set(k, v)
+	}
+	start := time.Now()
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return cty.NilVal, shortNetError(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return cty.NilVal, fmt.Errorf("reading the response: %w", err)
+	}
+	latency := time.Since(start)
+	headers := map[string]cty.Value{}
+	for k, v := range resp.Header {
+		headers[strings.ToLower(k)] = cty.StringVal(strings.Join(v, ", "))
+	}
+	hv := cty.MapValEmpty(cty.String)
+	if len(headers) > 0 {
+		hv = cty.MapVal(headers)
+	}
+	return cty.ObjectVal(map[string]cty.Value{
+		"status":     cty.NumberIntVal(int64(resp.StatusCode)),
+		"body":       cty.StringVal(string(body)),
+		"json":       JSONValue(body),
+		"headers":    hv,
+		"latency_ms": cty.NumberFloatVal(float64(latency.Microseconds()) / 1000),
+	}), nil
+}
+
+// shortNetError keeps what a reader needs from a dial or request error:
+// "connection refused" rather than the whole URL-wrapped chain.
+func shortNetError(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		msg := op.Err.Error()
+		if i := strings.LastIndex(msg, ": "); i >= 0 {
+			msg = msg[i+2:]
+		}
+		return fmt.Errorf("%s %s: %s", op.Op, addrOf(op), msg)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("no answer in time")
+	}
+	return err
+}
+
+func addrOf(op *net.OpError) string {
+	if op.Addr != nil {
+		return op.Addr.String()
+	}
+	return ""
+}
+
+// log
+
+type logProbe struct {
+	f *Follower
+}
+
+func newLogProbe(ctx context.Context, t targets.Target, s ProbeSpec) (Probe, error) {
+	if s.Launch != nil {
+		return &logProbe{f: FollowStart(t, s.Launch.Log)}, nil
+	}
+	path, err := attrString(s.Attrs, "path", "")
+	if err != nil {
+		return nil, err
+	}
+	if path == "" {
+		return nil, fmt.Errorf("a log probe needs path or step")
+	}
+	f, err := FollowFrom(ctx, t, path)
+	if err != nil {
+		return nil, err
+	}
+	return &logProbe{f: f}, nil
+}
+
+func (p *logProbe) Follower() *Follower { return p.f }
+
+func (p *logProbe) Observe(ctx context.Context) (cty.Value, error) {
+	if _, err := p.f.Poll(ctx); err != nil {
+		return cty.NilVal, err
+	}
+	return LogValue(p.f), nil
+}
+
+// LogValue is a followed log as a plan sees it.
+func LogValue(f *Follower) cty.Value {
+	return cty.ObjectVal(map[string]cty.Value{
+		"text":      cty.StringVal(f.Text()),
+		"lines":     stringList(f.Lines()),
+		"last_line": cty.StringVal(f.LastLine()),
+		"path":      cty.StringVal(f.Path()),
+	})
+}
+
+// process
+
+type processProbe struct {
+	t      targets.Target
+	match  string
+	pid    int
+	launch *Launch
+}
+
+func newProcessProbe(_ context.Context, t targets.Target, s ProbeSpec) (Probe, error) {
+	p := &processProbe{t: t, launch: s.Launch}
+	var err error
+	if p.match, err = attrString(s.Attrs, "match", ""); err != nil {
+		return nil, err
+	}
+	if p.match != "" {
+		if _, err := regexp.Compile(p.match); err != nil {
+			return nil, fmt.Errorf("match: %w", err)
+		}
+	}
+	if p.pid, err = attrInt(s.Attrs, "pid", 0); err != nil {
+		return nil, err
+	}
+	if p.match == "" && p.pid == 0 && p.launch == nil {
+		return nil, fmt.Errorf("a process probe needs match, pid or step")
+	}
+	return p, nil
+}
+
+func (p *processProbe) Observe(ctx context.Context) (cty.Value, error) {
+	var pids []int
+	switch {
+	case p.launch != nil:
+		st, err := p.t.Inspect(ctx, p.launch.Process)
+		if err != nil {
+			return cty.NilVal, err
+		}
+		if st.Alive {
+			pids = []int{p.launch.Process.PID}
+		}
+	case p.pid != 0:
+		ps, err := p.t.Processes(ctx, "")
+		if err != nil {
+			return cty.NilVal, err
+		}
+		for _, pi := range ps {
+			if pi.PID == p.pid && pi.State != "Z" {
+				pids = []int{p.pid}
+			}
+		}
+	default:
+		ps, err := p.t.Processes(ctx, p.match)
+		if err != nil {
+			return cty.NilVal, err
+		}
+		for _, pi := range ps {
+			if pi.State != "Z" {
+				pids = append(pids, pi.PID)
+			}
+		}
+	}
+	sort.Ints(pids)
+	return cty.ObjectVal(map[string]cty.Value{
+		"alive": cty.BoolVal(len(pids) > 0),
+		"pids":  intList(pids),
+		"count": cty.NumberIntVal(int64(len(pids))),
+	}), nil
+}
+
+// port
+
+type portProbe struct {
+	t    targets.Target
+	host string
+	port int
+}
+
+func newPortProbe(_ context.Context, t targets.Target, s ProbeSpec) (Probe, error) {
+	p := &portProbe{t: t}
+	var err error
+	if p.port, err = attrInt(s.Attrs, "port", 0); err != nil {
+		return nil, err
+	}
+	if p.port <= 0 || p.port > 65535 {
+		return nil, fmt.Errorf("port must be from 1 to 65535, not %d", p.port)
+	}
+	if p.host, err = attrString(s.Attrs, "host", "127.0.0.1"); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *portProbe) Observe(ctx context.Context) (cty.Value, error) {
+	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	conn, dialErr := p.t.Dial(dctx, "tcp", net.JoinHostPort(p.host, strconv.Itoa(p.port)))
+	cancel()
+	if dialErr == nil {
+		conn.Close()
+	} else if errors.Is(dialErr, targets.ErrDisconnected) {
+		return cty.NilVal, dialErr
+	}
+	ls, err := p.t.Listeners(ctx, p.port)
+	if err != nil {
+		return cty.NilVal, err
+	}
+	var pids []int
+	var cmds []string
+	seen := map[int]bool{}
+	for _, l := range ls {
+		if l.PID != 0 && !seen[l.PID] {
+			seen[l.PID] = true
+			pids = append(pids, l.PID)
+			cmds = append(cmds, l.Command)
+		}
+	}
+	pid, command := cty.NullVal(cty.Number), cty.NullVal(cty.String)
+	if len(pids) > 0 {
+		pid, command = cty.NumberIntVal(int64(pids[0])), cty.StringVal(cmds[0])
+	}
+	return cty.ObjectVal(map[string]cty.Value{
+		"open":    cty.BoolVal(dialErr == nil),
+		"pid":     pid,
+		"pids":    intList(pids),
+		"command": command,
+	}), nil
+}
+
+// file
+
+type fileProbe struct {
+	t    targets.Target
+	path string
+}
+
+// maxFileContent bounds what a file probe reads into content.
+const maxFileContent = 4 << 20
+
+func newFileProbe(_ context.Context, t targets.Target, s ProbeSpec) (Probe, error) {
+	path, err := attrString(s.Attrs, "path", "")
+	if err != nil {
+		return nil, err
+	}
+	if path == "" {
+		return nil, fmt.Errorf("a file probe needs path")
+	}
+	return &fileProbe{t: t, path: path}, nil
+}
+
+func (p *fileProbe) Observe(ctx context.Context) (cty.Value, error) {
+	data, fi, err := p.t.ReadAt(ctx, p.path, 0, maxFileContent)
+	if err != nil {
+		return cty.NilVal, err
+	}
+	if !fi.Exists {
+		return cty.ObjectVal(map[string]cty.Value{
+			"exists":  cty.False,
+			"size":    cty.NullVal(cty.Number),
+			"content": cty.NullVal(cty.String),
+			"sha256":  cty.NullVal(cty.String),
+		}), nil
+	}
+	sum := cty.NullVal(cty.String)
+	if int64(len(data)) == fi.Size {
+		h := sha256.Sum256(data)
+		sum = cty.StringVal(hex.EncodeToString(h[:]))
+	}
+	return cty.ObjectVal(map[string]cty.Value{
+		"exists":  cty.True,
+		"size":    cty.NumberVal(new(big.Float).SetInt64(fi.Size)),
+		"content": cty.StringVal(string(data)),
+		"sha256":  sum,
+	}), nil
+}
