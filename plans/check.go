@@ -1,0 +1,834 @@
+package plans
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+// refContext says what an expression may refer to, by where it sits.
+type refContext int
+
+const (
+	ctxValidation refContext = iota // variable validation: var only
+	ctxLocal                        // locals and targets: var, local
+	ctxAction                       // a step's action: + target, earlier steps
+	ctxProbe                        // a probe's attributes: + self
+	ctxCheck                        // conditions and progress: + probe
+)
+
+var refRoots = []string{"var", "local", "step", "probe", "self", "target"}
+
+// checker holds what the static checks look names up in.
+type checker struct {
+	*decoder
+	vars    map[string]*Variable
+	locals  map[string]*Local
+	targets map[string]*Target
+	steps   map[string]int // address -> index in file order
+	funcs   map[string]bool
+
+	// typed unknowns standing in for run-time values, to learn the type of
+	// conditions without running anything
+	varVals   map[string]cty.Value
+	localVals map[string]cty.Value
+	stepVal   cty.Value
+	selfVals  map[string]cty.Value
+	targetVal cty.Value
+}
+
+func (d *decoder) check() hcl.Diagnostics {
+	c := &checker{
+		decoder: d,
+		vars:    map[string]*Variable{},
+		locals:  map[string]*Local{},
+		targets: map[string]*Target{},
+		steps:   map[string]int{},
+		funcs:   map[string]bool{},
+	}
+	for name := range Functions() {
+		c.funcs[name] = true
+	}
+	for _, v := range d.plan.Variables {
+		c.vars[v.Name] = v
+	}
+	for _, l := range d.plan.Locals {
+		c.locals[l.Name] = l
+	}
+	for _, t := range d.plan.Targets {
+		c.targets[t.Name] = t
+	}
+	for i, s := range d.plan.Steps {
+		c.steps[s.Addr()] = i
+	}
+	c.buildValues()
+
+	var diags hcl.Diagnostics
+	for _, v := range d.plan.Variables {
+		for _, cond := range v.Validations {
+			diags = append(diags, c.condition(cond, ctxValidation, -1, "validation")...)
+		}
+	}
+	diags = append(diags, c.checkLocals()...)
+	for _, t := range d.plan.Targets {
+		diags = append(diags, c.checkTarget(t)...)
+	}
+	for i, s := range d.plan.Steps {
+		diags = append(diags, c.checkStep(i, s)...)
+	}
+	return diags
+}
+
+// buildValues makes the typed unknowns the type checks evaluate against.
+func (c *checker) buildValues() {
+	c.varVals = map[string]cty.Value{}
+	for _, v := range c.plan.Variables {
+		c.varVals[v.Name] = cty.UnknownVal(v.Type)
+	}
+	c.localVals = map[string]cty.Value{}
+	for _, l := range c.plan.Locals {
+		c.localVals[l.Name] = cty.DynamicVal
+	}
+	// Locals that only depend on constants are known here: that lets a
+	// command with ${local.port} (a number) pass the quoting check.
+	order, _ := localOrder(c.plan.Locals)
+	for _, l := range order {
+		ctx := &hcl.EvalContext{
+			Variables: map[string]cty.Value{"var": objectOf(c.varVals), "local": objectOf(c.localVals)},
+			Functions: Functions(),
+		}
+		if v, ds := l.Expr.Value(ctx); !ds.HasErrors() {
+			c.localVals[l.Name] = v
+		}
+	}
+
+	c.selfVals = map[string]cty.Value{}
+	for _, k := range c.lang.Steps {
+		c.selfVals[k.Name] = outputsObject(k.Self)
+	}
+	kinds := map[string]map[string]cty.Value{}
+	for _, s := range c.plan.Steps {
+		if kinds[s.Kind] == nil {
+			kinds[s.Kind] = map[string]cty.Value{}
+		}
+		if v, ok := c.selfVals[s.Kind]; ok {
+			kinds[s.Kind][s.Name] = v
+		}
+	}
+	steps := map[string]cty.Value{}
+	for k, m := range kinds {
+		steps[k] = objectOf(m)
+	}
+	c.stepVal = objectOf(steps)
+	targets := map[string]cty.Value{}
+	for _, t := range c.plan.Targets {
+		targets[t.Name] = cty.ObjectVal(map[string]cty.Value{"name": cty.StringVal(t.Name)})
+	}
+	c.targetVal = objectOf(targets)
+}
+
+func objectOf(m map[string]cty.Value) cty.Value {
+	if len(m) == 0 {
+		return cty.EmptyObjectVal
+	}
+	return cty.ObjectVal(m)
+}
+
+func outputsObject(outs []Output) cty.Value {
+	m := map[string]cty.Value{}
+	for _, o := range outs {
+		m[o.Name] = cty.UnknownVal(o.Type)
+	}
+	return objectOf(m)
+}
+
+func (c *checker) evalContext(step *Step) *hcl.EvalContext {
+	vars := map[string]cty.Value{
+		"var":    objectOf(c.varVals),
+		"local":  objectOf(c.localVals),
+		"step":   c.stepVal,
+		"target": c.targetVal,
+	}
+	if step != nil {
+		if v, ok := c.selfVals[step.Kind]; ok {
+			vars["self"] = v
+		}
+		probes := map[string]cty.Value{}
+		for _, p := range step.Probes {
+			if k := c.lang.ProbeKind(p.Kind); k != nil {
+				probes[p.Name] = outputsObject(k.Outputs)
+			}
+		}
+		vars["probe"] = objectOf(probes)
+	}
+	return &hcl.EvalContext{Variables: vars, Functions: Functions()}
+}
+
+// localOrder sorts locals so each comes after the locals it uses; the
+// second result lists locals caught in a cycle.
+func localOrder(locals []*Local) ([]*Local, []*Local) {
+	byName := map[string]*Local{}
+	for _, l := range locals {
+		byName[l.Name] = l
+	}
+	const (
+		unseen = iota
+		visiting
+		done
+	)
+	state := map[string]int{}
+	var order, cyclic []*Local
+	var visit func(l *Local) bool
+	visit = func(l *Local) bool {
+		switch state[l.Name] {
+		case visiting:
+			return false
+		case done:
+			return true
+		}
+		state[l.Name] = visiting
+		ok := true
+		for _, tr := range l.Expr.Variables() {
+			if tr.RootName() != "local" || len(tr) < 2 {
+				continue
+			}
+			if a, isAttr := tr[1].(hcl.TraverseAttr); isAttr {
+				if dep := byName[a.Name]; dep != nil && !visit(dep) {
+					ok = false
+				}
+			}
+		}
+		state[l.Name] = done
+		if ok {
+			order = append(order, l)
+		} else {
+			cyclic = append(cyclic, l)
+		}
+		return ok
+	}
+	for _, l := range locals {
+		visit(l)
+	}
+	return order, cyclic
+}
+
+func (c *checker) checkLocals() hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, l := range c.plan.Locals {
+		ds := c.refs(l.Expr, ctxLocal, -1)
+		ds = append(ds, c.syntax(l.Expr)...)
+		diags = append(diags, ds...)
+		if !ds.HasErrors() {
+			_, evalDiags := l.Expr.Value(c.evalContext(nil))
+			diags = append(diags, evalDiags...)
+		}
+	}
+	_, cyclic := localOrder(c.plan.Locals)
+	for _, l := range cyclic {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Cycle in locals",
+			Detail:   fmt.Sprintf("local.%s depends on itself, directly or through other locals. Break the cycle: compute one of them from variables or constants.", l.Name),
+			Subject:  l.DeclRange.Ptr(),
+		})
+	}
+	return diags
+}
+
+func (c *checker) checkTarget(t *Target) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	exprs := []hcl.Expression{t.Env, t.Workdir}
+	if t.SSH != nil {
+		s := t.SSH
+		exprs = append(exprs, s.Host, s.User, s.Port, s.IdentityFile, s.KnownHosts, s.ProxyJump, s.PassphraseEnv, s.InsecureIgnoreHostKey, s.ConnectTimeout)
+	}
+	for _, e := range exprs {
+		if e != nil {
+			diags = append(diags, c.expr(e, ctxLocal, -1)...)
+		}
+	}
+	if t.SSH != nil && t.SSH.ConnectTimeout != nil {
+		diags = append(diags, checkDuration(t.SSH.ConnectTimeout, "connect_timeout", true)...)
+	}
+	return diags
+}
+
+// expr checks an expression's references and syntax, then evaluates it
+// against typed unknowns to catch type and function errors.
+func (c *checker) expr(e hcl.Expression, ctx refContext, stepIdx int) hcl.Diagnostics {
+	_, diags := c.typed(e, ctx, stepIdx)
+	return diags
+}
+
+// typed is expr that also returns the value (cty.NilVal when unchecked).
+func (c *checker) typed(e hcl.Expression, ctx refContext, stepIdx int) (cty.Value, hcl.Diagnostics) {
+	diags := c.refs(e, ctx, stepIdx)
+	diags = append(diags, c.syntax(e)...)
+	if diags.HasErrors() {
+		return cty.NilVal, diags
+	}
+	var step *Step
+	if stepIdx >= 0 {
+		step = c.plan.Steps[stepIdx]
+	}
+	v, ds := e.Value(c.evalContext(step))
+	return v, append(diags, ds...)
+}
+
+// refs checks every reference in e against what ctx allows.
+func (c *checker) refs(e hcl.Expression, ctx refContext, stepIdx int) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, tr := range e.Variables() {
+		if d := c.ref(tr, ctx, stepIdx); d != nil {
+			diags = append(diags, d)
+		}
+	}
+	return diags
+}
+
+func attrAt(tr hcl.Traversal, i int) (string, bool) {
+	if len(tr) <= i {
+		return "", false
+	}
+	a, ok := tr[i].(hcl.TraverseAttr)
+	return a.Name, ok
+}
+
+func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagnostic {
+	root := tr.RootName()
+	rng := tr.SourceRange()
+	errd := func(summary, detail string) *hcl.Diagnostic {
+		return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: rng.Ptr()}
+	}
+	var step *Step
+	if stepIdx >= 0 {
+		step = c.plan.Steps[stepIdx]
+	}
+	switch root {
+	case "var":
+		name, ok := attrAt(tr, 1)
+		if !ok {
+			return errd("Invalid reference", "Write var.NAME to refer to a variable.")
+		}
+		if c.vars[name] == nil {
+			return errd("Reference to undeclared input variable",
+				fmt.Sprintf("There is no variable named %q.%s Declare it with a variable %q block, or fix the name.", name, didYouMean(name, keys(c.vars)), name))
+		}
+	case "local":
+		name, ok := attrAt(tr, 1)
+		if !ok {
+			return errd("Invalid reference", "Write local.NAME to refer to a local value.")
+		}
+		if ctx == ctxValidation {
+			return errd("Invalid reference in validation", "A validation checks the variable's value alone: it can refer to var.NAME, not to locals.")
+		}
+		if c.locals[name] == nil {
+			return errd("Reference to undeclared local value",
+				fmt.Sprintf("There is no local named %q.%s Define it in a locals block, or fix the name.", name, didYouMean(name, keys(c.locals))))
+		}
+	case "target":
+		name, ok := attrAt(tr, 1)
+		if !ok {
+			return errd("Invalid reference", "Write target.NAME to refer to a target.")
+		}
+		if ctx < ctxAction {
+			return errd("Invalid reference", "target.NAME can be used in steps only.")
+		}
+		if c.targets[name] == nil {
+			return errd("Reference to undeclared target",
+				fmt.Sprintf("There is no target named %q.%s Declare it with a target %q block, or fix the name.", name, didYouMean(name, keys(c.targets)), name))
+		}
+	case "step":
+		if ctx < ctxAction {
+			return errd("Invalid reference", "step outputs exist only while the plan runs; variables, locals and targets cannot use them.")
+		}
+		kind, ok1 := attrAt(tr, 1)
+		name, ok2 := attrAt(tr, 2)
+		if !ok1 || !ok2 {
+			return errd("Invalid reference", "Write step.KIND.NAME.ATTR to refer to an earlier step's outputs, e.g. step.run.build.stdout.")
+		}
+		k := c.lang.StepKind(kind)
+		if k == nil {
+			return errd("Invalid reference", fmt.Sprintf("There is no step kind %q.%s Write step.KIND.NAME.ATTR.", kind, didYouMean(kind, c.stepKindNames())))
+		}
+		addr := kind + "." + name
+		idx, ok := c.steps[addr]
+		if !ok {
+			var same []string
+			for _, s := range c.plan.Steps {
+				if s.Kind == kind {
+					same = append(same, s.Name)
+				}
+			}
+			return errd("Reference to undeclared step",
+				fmt.Sprintf("There is no %s step named %q.%s", kind, name, didYouMean(name, same)))
+		}
+		if idx == stepIdx {
+			return errd("Reference to this step through step",
+				fmt.Sprintf("step.%s is the step being checked. Refer to its own outputs with self.ATTR.", addr))
+		}
+		if idx > stepIdx {
+			return errd("Reference to a later step",
+				fmt.Sprintf("step.%s is declared at %s, after this step; steps run in file order, so its outputs do not exist yet. Move that step before this one.", addr, where(c.plan.Steps[idx].DeclRange)))
+		}
+		if attr, ok := attrAt(tr, 3); ok && k.Output(attr) == nil {
+			return errd("Unsupported attribute", c.outputsDetail("A "+kind+" step", attr, k.Self))
+		}
+	case "self":
+		if step == nil {
+			return errd("Invalid reference", "self is a step's own observed state; use it inside a step.")
+		}
+		k := c.lang.StepKind(step.Kind)
+		if k == nil {
+			return nil // the unknown kind is reported already
+		}
+		if len(k.Self) == 0 {
+			return errd("Invalid reference",
+				fmt.Sprintf("A %s step takes no action, so it has no self outputs. Observe state with a probe block and refer to probe.NAME.ATTR.", step.Kind))
+		}
+		attr, ok := attrAt(tr, 1)
+		if !ok {
+			return errd("Invalid reference", "Write self.ATTR, e.g. self.exit_code.")
+		}
+		if ctx < ctxProbe {
+			return errd("Invalid reference",
+				fmt.Sprintf("self.%s is this step's observed state, known only after its action ran. Use self in postcondition, abort_if, progress or a probe.", attr))
+		}
+		if k.Output(attr) == nil {
+			return errd("Unsupported attribute", c.outputsDetail("A "+step.Kind+" step", attr, k.Self))
+		}
+		if attr == "metrics" && len(step.Metrics) > 0 {
+			if m, ok := attrAt(tr, 2); ok && !hasMetric(step, m) {
+				var names []string
+				for _, mm := range step.Metrics {
+					names = append(names, mm.Name)
+				}
+				return errd("Reference to undeclared metric",
+					fmt.Sprintf("This step declares no metric %q.%s Its metrics are %s.", m, didYouMean(m, names), strings.Join(names, ", ")))
+			}
+		}
+	case "probe":
+		name, ok := attrAt(tr, 1)
+		if !ok {
+			return errd("Invalid reference", "Write probe.NAME.ATTR, e.g. probe.health.status.")
+		}
+		if ctx != ctxCheck {
+			where := "here"
+			if step == nil {
+				where = "outside a step"
+			}
+			return errd("Invalid reference",
+				fmt.Sprintf("probe.%s cannot be used %s: probes are observed while the step checks its conditions. Use them in postcondition, abort_if or progress.", name, where))
+		}
+		var probe *Probe
+		var names []string
+		for _, p := range step.Probes {
+			names = append(names, p.Name)
+			if p.Name == name {
+				probe = p
+			}
+		}
+		if probe == nil {
+			return errd("Reference to undeclared probe",
+				fmt.Sprintf("This step has no probe named %q.%s Add a probe \"KIND\" %q block to this step; probes belong to the step that uses them.", name, didYouMean(name, names), name))
+		}
+		k := c.lang.ProbeKind(probe.Kind)
+		if k == nil {
+			return nil
+		}
+		if attr, ok := attrAt(tr, 2); ok && k.Output(attr) == nil {
+			return errd("Unsupported attribute", c.outputsDetail("A "+probe.Kind+" probe", attr, k.Outputs))
+		}
+	default:
+		return errd("Unknown variable",
+			fmt.Sprintf("There is no variable named %q.%s References start with var., local., step., probe., self. or target.", root, didYouMean(root, refRoots)))
+	}
+	return nil
+}
+
+func hasMetric(s *Step, name string) bool {
+	for _, m := range s.Metrics {
+		if m.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *checker) outputsDetail(what, attr string, outs []Output) string {
+	var names []string
+	for _, o := range outs {
+		names = append(names, o.Name)
+	}
+	return fmt.Sprintf("%s has no output %q.%s Its outputs are %s.", what, attr, didYouMean(attr, names), strings.Join(names, ", "))
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// syntax checks what only the syntax tree shows: calls to unknown
+// functions and literal regular expressions that do not compile.
+func (c *checker) syntax(e hcl.Expression) hcl.Diagnostics {
+	node, ok := e.(hclsyntax.Node)
+	if !ok {
+		return nil // JSON syntax: the evaluation reports these
+	}
+	var diags hcl.Diagnostics
+	hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+		call, ok := n.(*hclsyntax.FunctionCallExpr)
+		if !ok {
+			return nil
+		}
+		if !c.funcs[call.Name] {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Call to unknown function",
+				Detail:   fmt.Sprintf("There is no function named %q.%s", call.Name, didYouMean(call.Name, keys(c.funcs))),
+				Subject:  call.NameRange.Ptr(),
+			})
+			return nil
+		}
+		if (call.Name == "regex" || call.Name == "regexall") && len(call.Args) > 0 {
+			if pat, ok := literalString(call.Args[0]); ok {
+				diags = append(diags, checkRegex(pat, call.Args[0].Range())...)
+			}
+		}
+		return nil
+	})
+	return diags
+}
+
+// literalString returns e's value when it is a string known without
+// evaluating anything.
+func literalString(e hcl.Expression) (string, bool) {
+	if len(e.Variables()) > 0 {
+		return "", false
+	}
+	v, diags := e.Value(nil)
+	if diags.HasErrors() || !v.IsKnown() || v.IsNull() || v.Type() != cty.String {
+		return "", false
+	}
+	return v.AsString(), true
+}
+
+func checkRegex(pat string, rng hcl.Range) hcl.Diagnostics {
+	if _, err := regexp.Compile(pat); err != nil {
+		return hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid regular expression",
+			Detail:   fmt.Sprintf("%v. Patterns use Go's RE2 syntax; in a quoted HCL string a backslash is written twice (\\\\d for \\d).", err),
+			Subject:  rng.Ptr(),
+		}}
+	}
+	return nil
+}
+
+// checkDuration checks a duration written as a constant; one computed from
+// variables is checked when it is evaluated.
+func checkDuration(e hcl.Expression, name string, positive bool) hcl.Diagnostics {
+	if len(e.Variables()) > 0 {
+		return nil
+	}
+	v, diags := e.Value(&hcl.EvalContext{Functions: Functions()})
+	if diags.HasErrors() {
+		return nil // reported by the evaluation against typed unknowns
+	}
+	_, err := durationOf(v, name, positive)
+	if err != nil {
+		return hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid duration",
+			Detail:   err.Error(),
+			Subject:  e.Range().Ptr(),
+		}}
+	}
+	return nil
+}
+
+// durationOf reads a cty string as a Go duration; the error says how to
+// fix it.
+func durationOf(v cty.Value, name string, positive bool) (time.Duration, error) {
+	v, _ = v.Unmark()
+	if v.IsNull() || !v.IsKnown() {
+		return 0, fmt.Errorf("%s has no value. Write a duration such as \"90s\", \"5m\" or \"1h30m\"", name)
+	}
+	sv, err := convert.Convert(v, cty.String)
+	if err != nil || v.Type() != cty.String {
+		return 0, fmt.Errorf("%s must be a string such as \"90s\", \"5m\" or \"1h30m\", not a %s", name, v.Type().FriendlyName())
+	}
+	dur, err := time.ParseDuration(sv.AsString())
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration. Write a number with a unit, as Go reads durations: \"500ms\", \"90s\", \"5m\", \"1h30m\" (there is no \"d\": write \"24h\")", sv.AsString())
+	}
+	if positive && dur <= 0 {
+		return 0, fmt.Errorf("%s must be longer than zero, not %q", name, sv.AsString())
+	}
+	if dur < 0 {
+		return 0, fmt.Errorf("%s cannot be negative (%q)", name, sv.AsString())
+	}
+	return dur, nil
+}
+
+func (c *checker) condition(cond *Condition, ctx refContext, stepIdx int, block string) hcl.Diagnostics {
+	v, diags := c.typed(cond.Condition, ctx, stepIdx)
+	if v != cty.NilVal && !diags.HasErrors() {
+		ty := v.Type()
+		if ty != cty.Bool && ty != cty.DynamicPseudoType {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Condition is not a bool",
+				Detail:   fmt.Sprintf("This %s condition is a %s; it must be true or false. Compare the value, e.g. probe.health.status == 200 or strcontains(self.log, \"ready\").", block, ty.FriendlyName()),
+				Subject:  cond.Condition.Range().Ptr(),
+			})
+		}
+	}
+	if cond.ErrorMessage != nil {
+		v, ds := c.typed(cond.ErrorMessage, ctx, stepIdx)
+		diags = append(diags, ds...)
+		if v != cty.NilVal && !ds.HasErrors() {
+			if _, err := convert.Convert(v, cty.String); err != nil {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Invalid error_message",
+					Detail:   fmt.Sprintf("error_message must be a string, not a %s.", v.Type().FriendlyName()),
+					Subject:  cond.ErrorMessage.Range().Ptr(),
+				})
+			}
+		}
+	}
+	return diags
+}
+
+func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	kind := c.lang.StepKind(s.Kind)
+	if s.targetExpr != nil && c.targets[s.Target] == nil {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Reference to undeclared target",
+			Detail:   fmt.Sprintf("There is no target named %q.%s Declare it with a target %q block, or fix the name.", s.Target, didYouMean(s.Target, keys(c.targets)), s.Target),
+			Subject:  s.targetExpr.Range().Ptr(),
+		})
+	}
+	for _, e := range []hcl.Expression{s.Log, s.Env, s.Workdir, s.Timeout, s.Interval, s.Grace} {
+		if e != nil {
+			diags = append(diags, c.expr(e, ctxAction, i)...)
+		}
+	}
+	if s.Timeout != nil {
+		diags = append(diags, checkDuration(s.Timeout, "timeout", true)...)
+	}
+	if s.Interval != nil {
+		diags = append(diags, checkDuration(s.Interval, "interval", true)...)
+	}
+	if s.Grace != nil {
+		diags = append(diags, checkDuration(s.Grace, "grace", false)...)
+	}
+	if s.Command != nil {
+		diags = append(diags, c.command(s.Command, ctxAction, i)...)
+	}
+	if s.Progress != nil {
+		v, ds := c.typed(s.Progress, ctxCheck, i)
+		diags = append(diags, ds...)
+		if v != cty.NilVal && !ds.HasErrors() && v.Type() != cty.Number && v.Type() != cty.DynamicPseudoType {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Progress is not a number",
+				Detail:   fmt.Sprintf("progress is a %s; it must be a number from 0 to 1, or null when unknown, e.g. try(tonumber(regex(\"(\\\\d+)%%\", probe.log.last_line)[0]) / 100, null).", v.Type().FriendlyName()),
+				Subject:  s.Progress.Range().Ptr(),
+			})
+		}
+	}
+	for _, p := range s.Probes {
+		diags = append(diags, c.checkProbe(i, s, p)...)
+	}
+	for _, cond := range s.Postconditions {
+		diags = append(diags, c.condition(cond, ctxCheck, i, "postcondition")...)
+	}
+	for _, cond := range s.AbortIfs {
+		diags = append(diags, c.condition(cond, ctxCheck, i, "abort_if")...)
+	}
+	if s.Load != nil {
+		for _, name := range sortedKeys(s.Load.Attrs) {
+			e := s.Load.Attrs[name]
+			diags = append(diags, c.expr(e, ctxAction, i)...)
+			if name == "expect" {
+				if pat, ok := literalString(e); ok {
+					diags = append(diags, checkRegex(pat, e.Range())...)
+				}
+			}
+		}
+	}
+	if kind == nil {
+		return diags
+	}
+	missing := func(summary, detail string, rng hcl.Range) {
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: rng.Ptr()})
+	}
+	switch s.Kind {
+	case "run", "launch":
+		if s.Command == nil {
+			missing("Missing command", fmt.Sprintf("A %s step needs command = \"...\", the shell command it %s.", s.Kind, map[string]string{"run": "runs to completion", "launch": "starts"}[s.Kind]), s.DeclRange)
+		}
+	case "wait", "assert":
+		if len(s.Postconditions) == 0 {
+			what := "A wait polls until its postconditions hold; without one it has nothing to wait for."
+			if s.Kind == "assert" {
+				what = "An assert checks its postconditions; without one it asserts nothing."
+			}
+			missing("Missing postcondition", what+" Add postcondition { condition = ... }.", s.DeclRange)
+		}
+	case "benchmark":
+		switch {
+		case s.Load == nil && s.Command == nil:
+			missing("Missing load or command", `A benchmark needs a load "http" or load "openai" block, or command = "..." with metric blocks that read its output.`, s.DeclRange)
+		case s.Load != nil && s.Command != nil:
+			missing("Conflicting load and command", "A benchmark runs either a load block or a command, not both. Split them into two benchmark steps.", s.Load.DeclRange)
+		}
+		if s.Load != nil {
+			for _, m := range s.Metrics {
+				missing("Metric with a load", fmt.Sprintf("metric %q reads a command's output, but this benchmark runs a load, which reports its own metrics (self.metrics.requests_per_s, ...). Remove the metric block, or run a command instead.", m.Name), m.DeclRange)
+			}
+			if s.Env != nil || s.Workdir != nil {
+				e := s.Env
+				if e == nil {
+					e = s.Workdir
+				}
+				missing("Environment without a command", "env and workdir apply to a benchmark's command; this benchmark runs a load. Remove them.", e.Range())
+			}
+		}
+		if s.Command != nil && s.Load == nil && len(s.Metrics) == 0 {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagWarning,
+				Summary:  "Benchmark records no metrics",
+				Detail:   `This benchmark's command has no metric blocks, so self.metrics is empty. Add metric "NAME" { regex = "..." } to record a number from its output.`,
+				Subject:  s.DeclRange.Ptr(),
+			})
+		}
+	}
+	return diags
+}
+
+func sortedKeys[V any](m map[string]V) []string { return keys(m) }
+
+func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, name := range sortedKeys(p.Attrs) {
+		e := p.Attrs[name]
+		if p.Kind == "exec" && name == "command" {
+			diags = append(diags, c.command(e, ctxProbe, i)...)
+			continue
+		}
+		diags = append(diags, c.expr(e, ctxProbe, i)...)
+		switch {
+		case p.Kind == "process" && name == "match":
+			if pat, ok := literalString(e); ok {
+				diags = append(diags, checkRegex(pat, e.Range())...)
+			}
+		case p.Kind == "http" && name == "timeout":
+			diags = append(diags, checkDuration(e, "timeout", true)...)
+		}
+	}
+	if p.stepExpr != nil && strings.HasPrefix(p.Step, "launch.") {
+		if tr, ds := hcl.AbsTraversalForExpr(p.stepExpr); !ds.HasErrors() {
+			if d := c.ref(tr, ctxAction, i); d != nil {
+				diags = append(diags, d)
+			}
+		}
+	}
+	return diags
+}
+
+// command checks a shell command: the common checks, and a warning for
+// each variable or local put into it without shellquote.
+func (c *checker) command(e hcl.Expression, ctx refContext, i int) hcl.Diagnostics {
+	v, diags := c.typed(e, ctx, i)
+	if v != cty.NilVal && !diags.HasErrors() {
+		if _, err := convert.Convert(v, cty.String); err != nil {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Command is not a string",
+				Detail:   fmt.Sprintf("command is a %s; it must be one shell command line. Join the words, quoting each with shellquote().", v.Type().FriendlyName()),
+				Subject:  e.Range().Ptr(),
+			})
+		}
+	}
+	if diags.HasErrors() {
+		return diags
+	}
+	var parts []hclsyntax.Expression
+	switch t := e.(type) {
+	case *hclsyntax.TemplateExpr:
+		parts = t.Parts
+	case *hclsyntax.TemplateWrapExpr:
+		parts = []hclsyntax.Expression{t.Wrapped}
+	default:
+		return diags
+	}
+	ectx := c.evalContext(c.plan.Steps[i])
+	for _, part := range parts {
+		if _, lit := part.(*hclsyntax.LiteralValueExpr); lit {
+			continue
+		}
+		if call, ok := part.(*hclsyntax.FunctionCallExpr); ok && call.Name == "shellquote" {
+			continue
+		}
+		var names []string
+		for _, tr := range part.Variables() {
+			if r := tr.RootName(); r == "var" || r == "local" {
+				if n, ok := attrAt(tr, 1); ok {
+					names = append(names, r+"."+n)
+				}
+			}
+		}
+		if len(names) == 0 {
+			continue
+		}
+		if pv, ds := part.Value(ectx); !ds.HasErrors() && shellSafe(pv) {
+			continue
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "Unquoted value in a command",
+			Detail: fmt.Sprintf("%s goes into the shell command as written: a space, quote or ; in its value changes the command. Write ${shellquote(%s)}.",
+				names[0], strings.TrimSpace(string(partSource(c.src, part)))),
+			Subject: part.Range().Ptr(),
+		})
+	}
+	return diags
+}
+
+func partSource(src []byte, e hcl.Expression) []byte {
+	r := e.Range()
+	if r.Start.Byte < 0 || r.End.Byte > len(src) || r.Start.Byte > r.End.Byte {
+		return nil
+	}
+	return src[r.Start.Byte:r.End.Byte]
+}
+
+var shellSafeString = regexp.MustCompile(`^[A-Za-z0-9_./:=@%+,-]+$`)
+
+// shellSafe tells whether a value needs no quoting whatever it turns out
+// to be: numbers and bools, or a known string of harmless characters.
+func shellSafe(v cty.Value) bool {
+	switch v.Type() {
+	case cty.Number, cty.Bool:
+		return true
+	case cty.String:
+		return v.IsKnown() && !v.IsNull() && shellSafeString.MatchString(v.AsString())
+	}
+	return false
+}

@@ -1,0 +1,876 @@
+package plans
+
+import (
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/agext/levenshtein"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/typeexpr"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/hcl/v2/json"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+// ParseFile reads and parses the plan at path; see Parse.
+func ParseFile(path string) (*Plan, hcl.Diagnostics) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return &Plan{Filename: path, Files: map[string]*hcl.File{}}, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Cannot read plan",
+			Detail:   fmt.Sprintf("%v. Check the path.", err),
+		}}
+	}
+	return Parse(path, src)
+}
+
+// Parse parses src as the plan file filename (HCL native syntax, or JSON
+// syntax when the name ends in .json), decodes it, and runs every static
+// check, reporting all problems in one pass. The Plan is never nil, so its
+// Files can print the diagnostics; it is fit to run only when the
+// diagnostics hold no error (warnings are fine).
+func Parse(filename string, src []byte) (*Plan, hcl.Diagnostics) {
+	p := &Plan{
+		Filename: filename,
+		Source:   src,
+		Name:     strings.TrimSuffix(filepath.Base(filename), filepath.Ext(filename)),
+		Files:    map[string]*hcl.File{},
+	}
+	var file *hcl.File
+	var diags hcl.Diagnostics
+	if strings.HasSuffix(filename, ".json") {
+		file, diags = json.Parse(src, filename)
+	} else {
+		file, diags = hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	}
+	if file != nil {
+		p.Files[filename] = file
+	}
+	if diags.HasErrors() || file == nil || file.Body == nil {
+		// A body with syntax errors decodes into noise.
+		return p, diags
+	}
+	d := &decoder{lang: Language(), plan: p, src: src}
+	diags = append(diags, d.decode(file.Body)...)
+	diags = append(diags, d.check()...)
+	sortDiagnostics(diags)
+	return p, diags
+}
+
+// sortDiagnostics orders diagnostics by where they point, so a reader
+// goes through the file once; those without a place come first.
+func sortDiagnostics(diags hcl.Diagnostics) {
+	sort.SliceStable(diags, func(i, j int) bool {
+		a, b := diags[i].Subject, diags[j].Subject
+		switch {
+		case a == nil || b == nil:
+			return a == nil && b != nil
+		case a.Filename != b.Filename:
+			return a.Filename < b.Filename
+		}
+		return a.Start.Byte < b.Start.Byte
+	})
+}
+
+// where says where a declaration is, for messages about a second one.
+func where(r hcl.Range) string {
+	return fmt.Sprintf("line %d, column %d", r.Start.Line, r.Start.Column)
+}
+
+type decoder struct {
+	lang *Schema
+	plan *Plan
+	src  []byte
+
+	planRange   *hcl.Range
+	stepProbes  map[*Step]map[string]*Probe
+	localTarget bool // the file declares target "local"
+}
+
+func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
+	schema := &hcl.BodySchema{}
+	for _, b := range d.lang.Blocks {
+		schema.Blocks = append(schema.Blocks, hcl.BlockHeaderSchema{Type: b.Type, LabelNames: b.Labels})
+	}
+	content, diags := body.Content(schema)
+	d.stepProbes = map[*Step]map[string]*Probe{}
+
+	seen := map[string]hcl.Range{} // "variable.x" -> first declaration
+	dup := func(kind, name string, rng hcl.Range, subject hcl.Range) bool {
+		key := kind + "." + name
+		if first, ok := seen[key]; ok {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  fmt.Sprintf("Duplicate %s %q", kind, name),
+				Detail:   fmt.Sprintf("A %s named %q is already declared at %s. Names must be unique: rename or remove one of them.", kind, name, where(first)),
+				Subject:  subject.Ptr(),
+			})
+			return true
+		}
+		seen[key] = rng
+		return false
+	}
+
+	for _, block := range content.Blocks {
+		switch block.Type {
+		case "plan":
+			if d.planRange != nil {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Duplicate plan block",
+					Detail:   fmt.Sprintf("A plan block is already declared at %s. A file holds one plan: remove one of them.", where(*d.planRange)),
+					Subject:  block.DefRange.Ptr(),
+				})
+				continue
+			}
+			r := block.DefRange
+			d.planRange = &r
+			diags = append(diags, d.checkName("plan", block.Labels[0], block.LabelRanges[0])...)
+			d.plan.Name = block.Labels[0]
+			d.plan.Description, diags = d.decodePlan(block, diags)
+		case "variable":
+			v, ds := d.decodeVariable(block)
+			diags = append(diags, ds...)
+			if !dup("variable", v.Name, v.DeclRange, block.LabelRanges[0]) {
+				d.plan.Variables = append(d.plan.Variables, v)
+			}
+		case "locals":
+			attrs, ds := block.Body.JustAttributes()
+			diags = append(diags, ds...)
+			for _, a := range sortedAttrs(attrs) {
+				diags = append(diags, d.checkName("local", a.Name, a.NameRange)...)
+				if !dup("local", a.Name, a.NameRange, a.NameRange) {
+					d.plan.Locals = append(d.plan.Locals, &Local{Name: a.Name, Expr: a.Expr, DeclRange: a.NameRange})
+				}
+			}
+		case "target":
+			t, ds := d.decodeTarget(block)
+			diags = append(diags, ds...)
+			if !dup("target", t.Name, t.DeclRange, block.LabelRanges[0]) {
+				d.plan.Targets = append(d.plan.Targets, t)
+				if t.Name == LocalTarget {
+					d.localTarget = true
+				}
+			}
+		case "step":
+			s, ds := d.decodeStep(block)
+			diags = append(diags, ds...)
+			if !dup("step", s.Addr(), s.DeclRange, hcl.RangeBetween(block.LabelRanges[0], block.LabelRanges[1])) {
+				d.plan.Steps = append(d.plan.Steps, s)
+			}
+		}
+	}
+	if !d.localTarget {
+		d.plan.Targets = append([]*Target{{Name: LocalTarget}}, d.plan.Targets...)
+	}
+	return diags
+}
+
+// sortedAttrs returns attributes in source order (JustAttributes gives a map).
+func sortedAttrs(attrs hcl.Attributes) []*hcl.Attribute {
+	out := make([]*hcl.Attribute, 0, len(attrs))
+	for _, a := range attrs {
+		out = append(out, a)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].Range.Start.Byte < out[j-1].Range.Start.Byte; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+func (d *decoder) checkName(what, name string, rng hcl.Range) hcl.Diagnostics {
+	if hclsyntax.ValidIdentifier(name) {
+		return nil
+	}
+	return hcl.Diagnostics{{
+		Severity: hcl.DiagError,
+		Summary:  fmt.Sprintf("Invalid %s name", what),
+		Detail:   fmt.Sprintf("%q cannot be used in references. A name starts with a letter and holds only letters, digits, underscores and dashes.", name),
+		Subject:  rng.Ptr(),
+	}}
+}
+
+// schemaFor builds an hcl schema from the language's attributes and blocks;
+// nothing is marked required there so that the checks can say more than
+// hcl's generic message.
+func schemaFor(attrs []Attr, blocks []Block) *hcl.BodySchema {
+	s := &hcl.BodySchema{}
+	for _, a := range attrs {
+		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: a.Name})
+	}
+	for _, b := range blocks {
+		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: b.Type, LabelNames: b.Labels})
+	}
+	return s
+}
+
+func (d *decoder) blockSchema(typ string) *Block {
+	for i := range d.lang.Blocks {
+		if d.lang.Blocks[i].Type == typ {
+			return &d.lang.Blocks[i]
+		}
+	}
+	panic("plans: no block " + typ + " in Language()")
+}
+
+func (d *decoder) decodePlan(block *hcl.Block, diags hcl.Diagnostics) (string, hcl.Diagnostics) {
+	b := d.blockSchema("plan")
+	content, ds := block.Body.Content(schemaFor(b.Attrs, b.Blocks))
+	diags = append(diags, ds...)
+	var desc string
+	if a, ok := content.Attributes["description"]; ok {
+		desc, ds = constString(a)
+		diags = append(diags, ds...)
+	}
+	return desc, diags
+}
+
+// constValue evaluates an attribute that must not refer to anything.
+func constValue(a *hcl.Attribute, want cty.Type, hint string) (cty.Value, hcl.Diagnostics) {
+	if len(a.Expr.Variables()) > 0 {
+		return cty.NilVal, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Constant required",
+			Detail:   fmt.Sprintf("%s must be a constant; it cannot refer to variables, locals or steps. %s", a.Name, hint),
+			Subject:  a.Expr.Range().Ptr(),
+		}}
+	}
+	v, diags := a.Expr.Value(&hcl.EvalContext{Functions: Functions()})
+	if diags.HasErrors() {
+		return cty.NilVal, diags
+	}
+	if want == cty.DynamicPseudoType {
+		return v, nil
+	}
+	cv, err := convert.Convert(v, want)
+	if err != nil || cv.IsNull() || !cv.IsKnown() {
+		return cty.NilVal, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Incorrect attribute value type",
+			Detail:   fmt.Sprintf("%s must be a %s. %s", a.Name, want.FriendlyName(), hint),
+			Subject:  a.Expr.Range().Ptr(),
+		}}
+	}
+	return cv, nil
+}
+
+func constString(a *hcl.Attribute) (string, hcl.Diagnostics) {
+	v, diags := constValue(a, cty.String, "Write a quoted string.")
+	if v == cty.NilVal {
+		return "", diags
+	}
+	return v.AsString(), diags
+}
+
+func constBool(a *hcl.Attribute) (bool, hcl.Diagnostics) {
+	v, diags := constValue(a, cty.Bool, "Write true or false.")
+	if v == cty.NilVal {
+		return false, diags
+	}
+	return v.True(), diags
+}
+
+func (d *decoder) decodeVariable(block *hcl.Block) (*Variable, hcl.Diagnostics) {
+	v := &Variable{Name: block.Labels[0], Type: cty.DynamicPseudoType, DeclRange: block.DefRange}
+	diags := d.checkName("variable", v.Name, block.LabelRanges[0])
+	b := d.blockSchema("variable")
+	content, ds := block.Body.Content(schemaFor(b.Attrs, b.Blocks))
+	diags = append(diags, ds...)
+	if a, ok := content.Attributes["type"]; ok {
+		expr := a.Expr
+		if strings.HasSuffix(a.Range.Filename, ".json") {
+			// JSON has no type keywords: the type is written as a string
+			// holding the native expression, as Terraform reads it.
+			if s, ds := constString(a); !ds.HasErrors() {
+				e, ds := hclsyntax.ParseExpression([]byte(s), a.Range.Filename, a.Expr.Range().Start)
+				diags = append(diags, ds...)
+				expr = e
+			}
+		}
+		ty, ds := typeexpr.TypeConstraint(expr)
+		diags = append(diags, ds...)
+		if !ds.HasErrors() {
+			v.Type = ty
+		}
+	}
+	if a, ok := content.Attributes["description"]; ok {
+		v.Description, ds = constString(a)
+		diags = append(diags, ds...)
+	}
+	if a, ok := content.Attributes["sensitive"]; ok {
+		v.Sensitive, ds = constBool(a)
+		diags = append(diags, ds...)
+	}
+	if a, ok := content.Attributes["default"]; ok {
+		val, ds := constValue(a, cty.DynamicPseudoType, "Write a literal value.")
+		diags = append(diags, ds...)
+		if val != cty.NilVal {
+			cv, err := convert.Convert(val, v.Type)
+			if err != nil {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Invalid default value for variable",
+					Detail:   fmt.Sprintf("The default does not fit the type %s: %s. Change the default or the type.", typeexpr.TypeString(v.Type), err),
+					Subject:  a.Expr.Range().Ptr(),
+				})
+			} else {
+				v.Default = cv
+			}
+		}
+	}
+	for _, vb := range content.Blocks {
+		c, ds := d.decodeCondition(vb)
+		diags = append(diags, ds...)
+		if c != nil {
+			v.Validations = append(v.Validations, c)
+		}
+	}
+	return v, diags
+}
+
+func (d *decoder) decodeCondition(block *hcl.Block) (*Condition, hcl.Diagnostics) {
+	schema := &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "condition"}, {Name: "error_message"}}}
+	content, diags := block.Body.Content(schema)
+	a, ok := content.Attributes["condition"]
+	if !ok {
+		return nil, append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Missing condition",
+			Detail:   fmt.Sprintf("A %s block needs condition = EXPRESSION, a bool the step checks.", block.Type),
+			Subject:  block.DefRange.Ptr(),
+		})
+	}
+	c := &Condition{Condition: a.Expr, DeclRange: block.DefRange, Source: d.text(a.Expr.Range())}
+	if m, ok := content.Attributes["error_message"]; ok {
+		c.ErrorMessage = m.Expr
+	}
+	return c, diags
+}
+
+// text returns the source text of rng in the plan file.
+func (d *decoder) text(rng hcl.Range) string {
+	if rng.Filename != d.plan.Filename || rng.Start.Byte < 0 || rng.End.Byte > len(d.src) || rng.Start.Byte > rng.End.Byte {
+		return ""
+	}
+	return string(d.src[rng.Start.Byte:rng.End.Byte])
+}
+
+func (d *decoder) decodeTarget(block *hcl.Block) (*Target, hcl.Diagnostics) {
+	t := &Target{Name: block.Labels[0], DeclRange: block.DefRange}
+	diags := d.checkName("target", t.Name, block.LabelRanges[0])
+	b := d.blockSchema("target")
+	content, ds := block.Body.Content(schemaFor(b.Attrs, b.Blocks))
+	diags = append(diags, ds...)
+	if a, ok := content.Attributes["env"]; ok {
+		t.Env = a.Expr
+	}
+	if a, ok := content.Attributes["workdir"]; ok {
+		t.Workdir = a.Expr
+	}
+	for _, sb := range content.Blocks {
+		if t.SSH != nil {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Duplicate ssh block",
+				Detail:   fmt.Sprintf("This target already has an ssh block at %s. A target is one machine: keep one ssh block.", where(t.SSH.DeclRange)),
+				Subject:  sb.DefRange.Ptr(),
+			})
+			continue
+		}
+		if t.Name == LocalTarget {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "The local target cannot use ssh",
+				Detail:   `"local" names the machine lockstep runs on. Give the remote machine its own name, e.g. target "gpu" { ssh { ... } }.`,
+				Subject:  sb.DefRange.Ptr(),
+			})
+		}
+		t.SSH, ds = decodeSSH(sb, &b.Blocks[0])
+		diags = append(diags, ds...)
+	}
+	return t, diags
+}
+
+func decodeSSH(block *hcl.Block, b *Block) (*SSH, hcl.Diagnostics) {
+	content, diags := block.Body.Content(schemaFor(b.Attrs, b.Blocks))
+	s := &SSH{DeclRange: block.DefRange}
+	get := func(name string) hcl.Expression {
+		if a, ok := content.Attributes[name]; ok {
+			return a.Expr
+		}
+		return nil
+	}
+	s.Host, s.User, s.Port = get("host"), get("user"), get("port")
+	s.IdentityFile, s.KnownHosts, s.ProxyJump = get("identity_file"), get("known_hosts"), get("proxy_jump")
+	s.PassphraseEnv, s.InsecureIgnoreHostKey, s.ConnectTimeout = get("passphrase_env"), get("insecure_ignore_host_key"), get("connect_timeout")
+	if s.Host == nil {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Missing host",
+			Detail:   `An ssh block needs host = "NAME": a host name or an alias from ~/.ssh/config.`,
+			Subject:  block.DefRange.Ptr(),
+		})
+	}
+	return s, diags
+}
+
+// stepSchema is the union of every kind's attributes and blocks: a step is
+// decoded with it, then checked against its own kind so that the message
+// can say which kind an attribute belongs to.
+func (d *decoder) stepSchema() *hcl.BodySchema {
+	attrs := append([]Attr(nil), d.lang.Step.Attrs...)
+	blocks := append([]Block(nil), d.lang.Step.Blocks...)
+	seenA, seenB := map[string]bool{}, map[string]bool{}
+	for _, k := range d.lang.Steps {
+		for _, a := range k.Attrs {
+			if !seenA[a.Name] {
+				seenA[a.Name] = true
+				attrs = append(attrs, a)
+			}
+		}
+		for _, b := range k.Blocks {
+			if !seenB[b.Type] {
+				seenB[b.Type] = true
+				blocks = append(blocks, b)
+			}
+		}
+	}
+	return schemaFor(attrs, blocks)
+}
+
+func (d *decoder) kindsWith(attr string, block bool) []string {
+	var out []string
+	for _, k := range d.lang.Steps {
+		if block {
+			for _, b := range k.Blocks {
+				if b.Type == attr {
+					out = append(out, k.Name)
+				}
+			}
+			continue
+		}
+		for _, a := range k.Attrs {
+			if a.Name == attr {
+				out = append(out, k.Name)
+			}
+		}
+	}
+	return out
+}
+
+func (d *decoder) stepKindNames() []string {
+	var out []string
+	for _, k := range d.lang.Steps {
+		out = append(out, k.Name)
+	}
+	return out
+}
+
+func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
+	s := &Step{Kind: block.Labels[0], Name: block.Labels[1], Target: LocalTarget, Repeat: 1, DeclRange: block.DefRange}
+	diags := d.checkName("step", s.Name, block.LabelRanges[1])
+	kind := d.lang.StepKind(s.Kind)
+	if kind == nil {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Unknown step kind",
+			Detail:   fmt.Sprintf("There is no step kind %q.%s The kinds are %s.", s.Kind, didYouMean(s.Kind, d.stepKindNames()), strings.Join(d.stepKindNames(), ", ")),
+			Subject:  block.LabelRanges[0].Ptr(),
+		})
+	}
+	content, ds := block.Body.Content(d.stepSchema())
+	diags = append(diags, ds...)
+
+	if kind != nil {
+		own := map[string]bool{}
+		for _, a := range d.lang.Step.Attrs {
+			own[a.Name] = true
+		}
+		for _, a := range kind.Attrs {
+			own[a.Name] = true
+		}
+		for _, a := range sortedAttrs(content.Attributes) {
+			if own[a.Name] {
+				continue
+			}
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Unsupported argument",
+				Detail: fmt.Sprintf("A %s step has no argument %q; %s belongs to %s steps. %s",
+					s.Kind, a.Name, a.Name, strings.Join(d.kindsWith(a.Name, false), " and "), kindHint(s.Kind, a.Name)),
+				Subject: a.NameRange.Ptr(),
+			})
+			delete(content.Attributes, a.Name)
+		}
+		ownB := map[string]bool{"probe": true, "postcondition": true, "abort_if": true}
+		for _, b := range kind.Blocks {
+			ownB[b.Type] = true
+		}
+		kept := content.Blocks[:0]
+		for _, b := range content.Blocks {
+			if ownB[b.Type] {
+				kept = append(kept, b)
+				continue
+			}
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Unsupported block type",
+				Detail: fmt.Sprintf("A %s step has no %s block; %s blocks belong to %s steps.",
+					s.Kind, b.Type, b.Type, strings.Join(d.kindsWith(b.Type, true), " and ")),
+				Subject: b.TypeRange.Ptr(),
+			})
+		}
+		content.Blocks = kept
+	}
+
+	attrs := content.Attributes
+	expr := func(name string) hcl.Expression {
+		if a, ok := attrs[name]; ok {
+			return a.Expr
+		}
+		return nil
+	}
+	if a, ok := attrs["target"]; ok {
+		s.targetExpr = a.Expr
+		s.Target, ds = d.decodeStepTarget(a)
+		diags = append(diags, ds...)
+	}
+	if a, ok := attrs["description"]; ok {
+		s.Description, ds = constString(a)
+		diags = append(diags, ds...)
+	}
+	if a, ok := attrs["always"]; ok {
+		s.Always, ds = constBool(a)
+		diags = append(diags, ds...)
+	}
+	if a, ok := attrs["keep"]; ok {
+		s.Keep, ds = constBool(a)
+		diags = append(diags, ds...)
+	}
+	if a, ok := attrs["repeat"]; ok {
+		v, ds := constValue(a, cty.Number, "Write a whole number such as 3.")
+		diags = append(diags, ds...)
+		if v != cty.NilVal {
+			bf := v.AsBigFloat()
+			n, acc := bf.Int64()
+			if acc != big.Exact || n < 1 || n > 1000 {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Invalid repeat",
+					Detail:   "repeat must be a whole number from 1 to 1000.",
+					Subject:  a.Expr.Range().Ptr(),
+				})
+			} else {
+				s.Repeat = int(n)
+			}
+		}
+	}
+	s.Timeout, s.Interval, s.Grace = expr("timeout"), expr("interval"), expr("grace")
+	s.Command, s.Log, s.Env, s.Workdir, s.Progress = expr("command"), expr("log"), expr("env"), expr("workdir"), expr("progress")
+
+	probes := map[string]*Probe{}
+	d.stepProbes[s] = probes
+	for _, b := range content.Blocks {
+		switch b.Type {
+		case "probe":
+			pr, ds := d.decodeProbe(b)
+			diags = append(diags, ds...)
+			if first, ok := probes[pr.Name]; ok {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  fmt.Sprintf("Duplicate probe %q", pr.Name),
+					Detail:   fmt.Sprintf("This step already has a probe named %q at %s. Probe names are unique within a step: rename one.", pr.Name, where(first.DeclRange)),
+					Subject:  b.LabelRanges[1].Ptr(),
+				})
+				continue
+			}
+			probes[pr.Name] = pr
+			s.Probes = append(s.Probes, pr)
+		case "postcondition", "abort_if":
+			c, ds := d.decodeCondition(b)
+			diags = append(diags, ds...)
+			if c == nil {
+				continue
+			}
+			if b.Type == "postcondition" {
+				s.Postconditions = append(s.Postconditions, c)
+			} else {
+				s.AbortIfs = append(s.AbortIfs, c)
+			}
+		case "load":
+			if s.Load != nil {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Duplicate load block",
+					Detail:   fmt.Sprintf("This step already has a load at %s. A benchmark runs one load: split it into two benchmark steps.", where(s.Load.DeclRange)),
+					Subject:  b.DefRange.Ptr(),
+				})
+				continue
+			}
+			l, ds := d.decodeLoad(b)
+			diags = append(diags, ds...)
+			s.Load = l
+		case "metric":
+			m, ds := d.decodeMetric(b)
+			diags = append(diags, ds...)
+			dupe := false
+			for _, o := range s.Metrics {
+				if o.Name == m.Name {
+					dupe = true
+					diags = append(diags, &hcl.Diagnostic{
+						Severity: hcl.DiagError,
+						Summary:  fmt.Sprintf("Duplicate metric %q", m.Name),
+						Detail:   fmt.Sprintf("This step already has a metric named %q at %s. Rename one.", m.Name, where(o.DeclRange)),
+						Subject:  b.LabelRanges[0].Ptr(),
+					})
+				}
+			}
+			if !dupe {
+				s.Metrics = append(s.Metrics, m)
+			}
+		}
+	}
+	return s, diags
+}
+
+func kindHint(kind, attr string) string {
+	switch {
+	case attr == "log" && kind != "launch":
+		return "To read a log here, add a probe \"log\" block."
+	case attr == "command" && (kind == "wait" || kind == "assert"):
+		return "To run a command while checking, add a probe \"exec\" block; to run it as an action, make this a run step."
+	case attr == "grace":
+		return "Only a launch has a process to watch through a grace period."
+	case attr == "repeat":
+		return "Only a benchmark repeats its action."
+	case attr == "env" || attr == "workdir":
+		return "A " + kind + " step runs no command; set env on a probe \"exec\" block or on the target."
+	}
+	return ""
+}
+
+func (d *decoder) decodeStepTarget(a *hcl.Attribute) (string, hcl.Diagnostics) {
+	tr, diags := hcl.AbsTraversalForExpr(a.Expr)
+	if diags.HasErrors() || len(tr) != 2 || tr.RootName() != "target" {
+		hint := "Write target = target.NAME for a declared target, or leave it out to run on this machine."
+		if v, ds := a.Expr.Value(nil); !ds.HasErrors() && v.Type() == cty.String && v.IsKnown() && !v.IsNull() {
+			hint = fmt.Sprintf("Write target = target.%s, without quotes.", v.AsString())
+		}
+		return LocalTarget, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid target",
+			Detail:   "A step's target is a reference to a target block. " + hint,
+			Subject:  a.Expr.Range().Ptr(),
+		}}
+	}
+	name, ok := tr[1].(hcl.TraverseAttr)
+	if !ok {
+		return LocalTarget, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid target",
+			Detail:   "Write target = target.NAME.",
+			Subject:  a.Expr.Range().Ptr(),
+		}}
+	}
+	// Whether the target exists is checked once every block is read.
+	return name.Name, nil
+}
+
+func (d *decoder) probeKindNames() []string {
+	var out []string
+	for _, k := range d.lang.Probes {
+		out = append(out, k.Name)
+	}
+	return out
+}
+
+func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
+	p := &Probe{Kind: block.Labels[0], Name: block.Labels[1], Attrs: map[string]hcl.Expression{}, DeclRange: block.DefRange}
+	diags := d.checkName("probe", p.Name, block.LabelRanges[1])
+	kind := d.lang.ProbeKind(p.Kind)
+	if kind == nil {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Unknown probe kind",
+			Detail:   fmt.Sprintf("There is no probe kind %q.%s The kinds are %s.", p.Kind, didYouMean(p.Kind, d.probeKindNames()), strings.Join(d.probeKindNames(), ", ")),
+			Subject:  block.LabelRanges[0].Ptr(),
+		})
+		return p, diags
+	}
+	content, ds := block.Body.Content(schemaFor(kind.Attrs, nil))
+	diags = append(diags, ds...)
+	for name, a := range content.Attributes {
+		if name == "step" {
+			continue
+		}
+		p.Attrs[name] = a.Expr
+	}
+	if a, ok := content.Attributes["step"]; ok {
+		p.stepExpr = a.Expr
+		tr, ds := hcl.AbsTraversalForExpr(a.Expr)
+		if ds.HasErrors() || len(tr) != 3 || tr.RootName() != "step" {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid step reference",
+				Detail:   "Write step = step.launch.NAME, naming an earlier launch step.",
+				Subject:  a.Expr.Range().Ptr(),
+			})
+		} else {
+			k, _ := tr[1].(hcl.TraverseAttr)
+			n, _ := tr[2].(hcl.TraverseAttr)
+			p.Step = k.Name + "." + n.Name
+			if k.Name != "launch" && k.Name != "" {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Invalid step reference",
+					Detail:   fmt.Sprintf("A %s probe follows what a launch started; step.%s is not a launch. Write step = step.launch.NAME.", p.Kind, p.Step),
+					Subject:  a.Expr.Range().Ptr(),
+				})
+			}
+		}
+	}
+	var set []string
+	for _, name := range kind.OneOf {
+		if _, ok := content.Attributes[name]; ok {
+			set = append(set, name)
+		}
+	}
+	switch {
+	case len(kind.OneOf) > 0 && len(set) == 0:
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Missing argument",
+			Detail:   fmt.Sprintf("A %s probe needs one of %s.", p.Kind, strings.Join(kind.OneOf, ", ")),
+			Subject:  block.DefRange.Ptr(),
+		})
+	case len(set) > 1:
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Conflicting arguments",
+			Detail:   fmt.Sprintf("A %s probe takes only one of %s; this one sets %s. Keep one.", p.Kind, strings.Join(kind.OneOf, ", "), strings.Join(set, " and ")),
+			Subject:  content.Attributes[set[1]].NameRange.Ptr(),
+		})
+	}
+	for _, a := range kind.Attrs {
+		if _, ok := content.Attributes[a.Name]; a.Required && !ok {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Missing argument",
+				Detail:   fmt.Sprintf("A %s probe needs %s: %s.", p.Kind, a.Name, a.Doc),
+				Subject:  block.DefRange.Ptr(),
+			})
+		}
+	}
+	return p, diags
+}
+
+func (d *decoder) decodeLoad(block *hcl.Block) (*Load, hcl.Diagnostics) {
+	l := &Load{Kind: block.Labels[0], Attrs: map[string]hcl.Expression{}, DeclRange: block.DefRange}
+	kind := d.lang.LoadKind(l.Kind)
+	if kind == nil {
+		var names []string
+		for _, k := range d.lang.Loads {
+			names = append(names, k.Name)
+		}
+		return l, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Unknown load kind",
+			Detail:   fmt.Sprintf("There is no load kind %q.%s The kinds are %s.", l.Kind, didYouMean(l.Kind, names), strings.Join(names, ", ")),
+			Subject:  block.LabelRanges[0].Ptr(),
+		}}
+	}
+	content, diags := block.Body.Content(schemaFor(kind.Attrs, nil))
+	for name, a := range content.Attributes {
+		l.Attrs[name] = a.Expr
+	}
+	for _, a := range kind.Attrs {
+		if _, ok := content.Attributes[a.Name]; a.Required && !ok {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Missing argument",
+				Detail:   fmt.Sprintf("An %s load needs %s: %s.", l.Kind, a.Name, a.Doc),
+				Subject:  block.DefRange.Ptr(),
+			})
+		}
+	}
+	return l, diags
+}
+
+func (d *decoder) decodeMetric(block *hcl.Block) (*Metric, hcl.Diagnostics) {
+	m := &Metric{Name: block.Labels[0], DeclRange: block.DefRange}
+	diags := d.checkName("metric", m.Name, block.LabelRanges[0])
+	var b *Block
+	for i := range d.lang.StepKind("benchmark").Blocks {
+		if bb := &d.lang.StepKind("benchmark").Blocks[i]; bb.Type == "metric" {
+			b = bb
+		}
+	}
+	content, ds := block.Body.Content(schemaFor(b.Attrs, nil))
+	diags = append(diags, ds...)
+	re, hasRe := content.Attributes["regex"]
+	js, hasJS := content.Attributes["json"]
+	switch {
+	case hasRe && hasJS:
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Conflicting arguments",
+			Detail:   "A metric is read either with regex or with json, not both. Keep one.",
+			Subject:  js.NameRange.Ptr(),
+		})
+	case !hasRe && !hasJS:
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Missing argument",
+			Detail:   `A metric needs regex = "PATTERN" (its first group is the number) or json = "PATH" (into stdout parsed as JSON).`,
+			Subject:  block.DefRange.Ptr(),
+		})
+	}
+	if hasRe {
+		m.Regex, ds = constString(re)
+		diags = append(diags, ds...)
+		if !ds.HasErrors() {
+			diags = append(diags, checkRegex(m.Regex, re.Expr.Range())...)
+		}
+	}
+	if hasJS {
+		m.JSON, ds = constString(js)
+		diags = append(diags, ds...)
+		if !ds.HasErrors() {
+			if _, err := ParseJSONPath(m.JSON); err != nil {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Invalid JSON path",
+					Detail:   fmt.Sprintf("%v. Write keys separated by dots and list indexes in brackets, e.g. results.throughput or items[0].value.", err),
+					Subject:  js.Expr.Range().Ptr(),
+				})
+			}
+		}
+	}
+	return m, diags
+}
+
+// didYouMean returns " Did you mean "X"?" for the closest of options, or "".
+func didYouMean(given string, options []string) string {
+	if s := suggest(given, options); s != "" {
+		return fmt.Sprintf(" Did you mean %q?", s)
+	}
+	return ""
+}
+
+func suggest(given string, options []string) string {
+	best, bestDist := "", 3
+	for _, o := range options {
+		if dist := levenshtein.Distance(given, o, nil); dist < bestDist {
+			best, bestDist = o, dist
+		}
+	}
+	return best
+}

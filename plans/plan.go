@@ -1,0 +1,160 @@
+package plans
+
+import (
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Sensitive is the cty mark on the values of variables declared sensitive.
+// cty functions and HCL templates carry marks over to what they compute, so
+// anything made from a sensitive value is marked too; whoever prints a
+// value checks for the mark (val.HasMark(plans.Sensitive)) and redacts.
+const Sensitive = "sensitive"
+
+// LocalTarget is the name of the implicit target: the machine lockstep
+// runs on.
+const LocalTarget = "local"
+
+// Plan is one decoded and statically checked plan file. Expressions are
+// kept unevaluated: they are evaluated with a Scope (from Resolve) and the
+// outputs of the steps that ran.
+type Plan struct {
+	Filename    string
+	Source      []byte
+	Name        string // the plan block's label, else the file name without its extension
+	Description string
+
+	Variables []*Variable
+	Locals    []*Local
+	// Targets holds the declared targets and, first, the implicit "local"
+	// unless the file declares a target "local" itself.
+	Targets []*Target
+	Steps   []*Step
+
+	// Files maps file names to parsed files for hcl's diagnostic writers.
+	Files map[string]*hcl.File
+}
+
+// Variable is a declared input.
+type Variable struct {
+	Name        string
+	Description string
+	Type        cty.Type  // cty.DynamicPseudoType when no type is declared
+	Default     cty.Value // cty.NilVal when there is none: the variable is required
+	Sensitive   bool
+	Validations []*Condition
+	DeclRange   hcl.Range
+}
+
+// Local is a named value computed from variables and other locals.
+type Local struct {
+	Name      string
+	Expr      hcl.Expression
+	DeclRange hcl.Range
+}
+
+// Target is a machine steps run on.
+type Target struct {
+	Name         string
+	SSH          *SSH           // nil for a local target
+	Env, Workdir hcl.Expression // nil when absent
+	DeclRange    hcl.Range      // empty for the implicit local target
+}
+
+// SSH holds a target's ssh block; each expression is nil when absent.
+type SSH struct {
+	Host, User, Port, IdentityFile, KnownHosts, ProxyJump, PassphraseEnv,
+	InsecureIgnoreHostKey, ConnectTimeout hcl.Expression
+	DeclRange hcl.Range
+}
+
+// Step is one step of the plan.
+type Step struct {
+	Kind, Name  string
+	Target      string // target name, "local" by default
+	Description string
+	// Timeout, Interval and Grace are nil when absent: use the kind's
+	// defaults (Language().StepKind(kind)); evaluate with Scope.Duration.
+	Timeout, Interval, Grace hcl.Expression
+	Always, Keep             bool
+	// Command, Log, Env, Workdir and Progress are nil when absent.
+	Command, Log, Env, Workdir, Progress hcl.Expression
+	Probes                               []*Probe
+	Postconditions, AbortIfs             []*Condition
+	Load                                 *Load     // benchmark with a load block
+	Metrics                              []*Metric // benchmark with a command
+	Repeat                               int       // benchmark; 1 unless set
+	DeclRange                            hcl.Range
+
+	targetExpr hcl.Expression // the target attribute, for checks
+}
+
+// Addr is the step's address as expressions name it: "launch.server".
+func (s *Step) Addr() string { return s.Kind + "." + s.Name }
+
+// Probe observes state for its step's conditions.
+type Probe struct {
+	Kind, Name string
+	// Attrs holds every attribute but step, which is in Step.
+	Attrs map[string]hcl.Expression
+	// Step is the address of the launch named with step = step.launch.NAME
+	// ("launch.server"), "" when there is none.
+	Step      string
+	DeclRange hcl.Range
+
+	stepExpr hcl.Expression // the step attribute, for checks
+}
+
+// Condition is a postcondition, an abort_if or a variable validation.
+type Condition struct {
+	Condition    hcl.Expression
+	ErrorMessage hcl.Expression // nil when absent
+	Source       string         // the condition's source text exactly as written
+	DeclRange    hcl.Range
+}
+
+// Load is a benchmark's load block.
+type Load struct {
+	Kind      string
+	Attrs     map[string]hcl.Expression
+	DeclRange hcl.Range
+}
+
+// Metric reads a number from a benchmark command's output; exactly one of
+// Regex and JSON is set.
+type Metric struct {
+	Name      string
+	Regex     string
+	JSON      string
+	DeclRange hcl.Range
+}
+
+// Step returns the step at addr ("launch.server"), or nil.
+func (p *Plan) Step(addr string) *Step {
+	for _, s := range p.Steps {
+		if s.Addr() == addr {
+			return s
+		}
+	}
+	return nil
+}
+
+// Target returns the target named name, or nil.
+func (p *Plan) Target(name string) *Target {
+	for _, t := range p.Targets {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// Variable returns the variable named name, or nil.
+func (p *Plan) Variable(name string) *Variable {
+	for _, v := range p.Variables {
+		if v.Name == name {
+			return v
+		}
+	}
+	return nil
+}

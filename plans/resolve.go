@@ -1,0 +1,357 @@
+package plans
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/typeexpr"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/hcl/v2/json"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+	"github.com/zclconf/go-cty/cty/function"
+)
+
+// EnvPrefix starts the names of environment variables that set plan
+// variables: LOCKSTEP_VAR_moe_backend sets var.moe_backend.
+const EnvPrefix = "LOCKSTEP_VAR_"
+
+// Inputs are the values given for a plan's variables.
+type Inputs struct {
+	Vars     []string // "NAME=VALUE", in command-line order (the last wins)
+	VarFiles []string // HCL (or .json) files of NAME = VALUE, later files win
+	Environ  []string // os.Environ(); only LOCKSTEP_VAR_* entries are read
+}
+
+// Scope holds a plan's resolved variables and locals: what every
+// expression of the plan is evaluated against.
+type Scope struct {
+	// Vars and Locals hold the values; sensitive ones (and anything
+	// computed from them) carry the Sensitive mark.
+	Vars, Locals map[string]cty.Value
+	// Files holds the plan's files and the var files, for diagnostic
+	// writers.
+	Files map[string]*hcl.File
+	// Sources says where each variable's value came from: "default",
+	// "-var", "var-file NAME" or "LOCKSTEP_VAR_NAME".
+	Sources map[string]string
+
+	targets cty.Value
+	funcs   map[string]function.Function
+}
+
+type rawValue struct {
+	val    cty.Value
+	source string
+}
+
+// Resolve gives each variable its value (command line first, then var
+// files, then the environment, then the default), converts it to the
+// declared type, runs the validations, marks sensitive values and
+// evaluates the locals. The Scope is never nil, so its Files can print the
+// diagnostics.
+func (p *Plan) Resolve(in Inputs) (*Scope, hcl.Diagnostics) {
+	s := &Scope{
+		Vars:    map[string]cty.Value{},
+		Locals:  map[string]cty.Value{},
+		Files:   map[string]*hcl.File{},
+		Sources: map[string]string{},
+		funcs:   Functions(),
+	}
+	for name, f := range p.Files {
+		s.Files[name] = f
+	}
+	var diags hcl.Diagnostics
+	given := map[string]rawValue{}
+	var names []string
+	for _, v := range p.Variables {
+		names = append(names, v.Name)
+	}
+
+	// Lowest precedence first; each source overwrites what came before.
+	for _, kv := range in.Environ {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(name, EnvPrefix) {
+			continue
+		}
+		name = strings.TrimPrefix(name, EnvPrefix)
+		v := p.Variable(name)
+		if v == nil {
+			continue // the environment is shared: other plans' variables are fine
+		}
+		val, ds := s.parseRaw(v, value, EnvPrefix+name)
+		diags = append(diags, ds...)
+		if val != cty.NilVal {
+			given[name] = rawValue{val, EnvPrefix + name}
+		}
+	}
+	for _, path := range in.VarFiles {
+		vals, ds := s.readVarFile(p, path, names)
+		diags = append(diags, ds...)
+		for name, val := range vals {
+			given[name] = rawValue{val, "var-file " + path}
+		}
+	}
+	for _, kv := range in.Vars {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid -var option",
+				Detail:   fmt.Sprintf("-var %q is not NAME=VALUE. Write -var NAME=VALUE, e.g. -var moe_backend=flashinfer_trtllm.", kv),
+			})
+			continue
+		}
+		v := p.Variable(name)
+		if v == nil {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Value for undeclared variable",
+				Detail:   fmt.Sprintf("-var %s: the plan declares no variable %q.%s", kv, name, didYouMean(name, names)),
+			})
+			continue
+		}
+		val, ds := s.parseRaw(v, value, "-var")
+		diags = append(diags, ds...)
+		if val != cty.NilVal {
+			given[name] = rawValue{val, "-var"}
+		}
+	}
+
+	for _, v := range p.Variables {
+		raw, ok := given[v.Name]
+		if !ok || raw.val.IsNull() {
+			if v.Default == cty.NilVal {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "No value for required variable",
+					Detail: fmt.Sprintf("Variable %q has no default. Give it a value with -var %s=VALUE, in a -var-file, or in the environment as %s%s.",
+						v.Name, v.Name, EnvPrefix, v.Name),
+					Subject: v.DeclRange.Ptr(),
+				})
+				s.Vars[v.Name] = cty.UnknownVal(v.Type)
+				continue
+			}
+			raw = rawValue{v.Default, "default"}
+		}
+		val, err := convert.Convert(raw.val, v.Type)
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid value for variable",
+				Detail:   fmt.Sprintf("The value for %q from %s does not fit its type %s: %s.", v.Name, raw.source, typeexpr.TypeString(v.Type), err),
+				Subject:  v.DeclRange.Ptr(),
+			})
+			s.Vars[v.Name] = cty.UnknownVal(v.Type)
+			continue
+		}
+		if v.Sensitive {
+			val = val.Mark(Sensitive)
+		}
+		s.Vars[v.Name] = val
+		s.Sources[v.Name] = raw.source
+	}
+	if diags.HasErrors() {
+		return s, diags
+	}
+
+	for _, v := range p.Variables {
+		diags = append(diags, s.validate(v)...)
+	}
+
+	order, cyclic := localOrder(p.Locals)
+	for _, l := range cyclic {
+		s.Locals[l.Name] = cty.DynamicVal
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Cycle in locals",
+			Detail:   fmt.Sprintf("local.%s depends on itself. Break the cycle.", l.Name),
+			Subject:  l.DeclRange.Ptr(),
+		})
+	}
+	for _, l := range order {
+		val, ds := l.Expr.Value(s.EvalContext(nil))
+		diags = append(diags, ds...)
+		s.Locals[l.Name] = val
+	}
+
+	targets := map[string]cty.Value{}
+	for _, t := range p.Targets {
+		attrs := map[string]cty.Value{"name": cty.StringVal(t.Name)}
+		if t.SSH != nil && t.SSH.Host != nil {
+			if h, ds := t.SSH.Host.Value(s.EvalContext(nil)); !ds.HasErrors() {
+				if hs, err := convert.Convert(h, cty.String); err == nil {
+					attrs["host"] = hs
+				}
+			}
+		}
+		targets[t.Name] = cty.ObjectVal(attrs)
+	}
+	s.targets = objectOf(targets)
+	return s, diags
+}
+
+// parseRaw reads a value given as text (-var, the environment): a string
+// for primitive types, an HCL expression for collections and objects, as
+// Terraform reads -var.
+func (s *Scope) parseRaw(v *Variable, raw, source string) (cty.Value, hcl.Diagnostics) {
+	if v.Type.IsPrimitiveType() || v.Type == cty.DynamicPseudoType {
+		val, err := convert.Convert(cty.StringVal(raw), v.Type)
+		if err != nil {
+			return cty.NilVal, hcl.Diagnostics{{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid value for variable",
+				Detail:   fmt.Sprintf("%s gives %q for %q, which must be a %s: %s.", source, raw, v.Name, v.Type.FriendlyName(), err),
+				Subject:  v.DeclRange.Ptr(),
+			}}
+		}
+		return val, nil
+	}
+	filename := fmt.Sprintf("<value for var.%s>", v.Name)
+	expr, diags := hclsyntax.ParseExpression([]byte(raw), filename, hcl.InitialPos)
+	s.Files[filename] = &hcl.File{Bytes: []byte(raw)}
+	if diags.HasErrors() {
+		return cty.NilVal, diags
+	}
+	val, ds := expr.Value(nil)
+	diags = append(diags, ds...)
+	if ds.HasErrors() {
+		return cty.NilVal, diags
+	}
+	return val, diags
+}
+
+func (s *Scope) readVarFile(p *Plan, path string, names []string) (map[string]cty.Value, hcl.Diagnostics) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Cannot read var file",
+			Detail:   fmt.Sprintf("%v. Check the -var-file path.", err),
+		}}
+	}
+	var file *hcl.File
+	var diags hcl.Diagnostics
+	if strings.HasSuffix(path, ".json") {
+		file, diags = json.Parse(src, path)
+	} else {
+		file, diags = hclsyntax.ParseConfig(src, path, hcl.InitialPos)
+	}
+	if file != nil {
+		s.Files[path] = file
+	}
+	if diags.HasErrors() || file == nil {
+		return nil, diags
+	}
+	attrs, ds := file.Body.JustAttributes()
+	diags = append(diags, ds...)
+	out := map[string]cty.Value{}
+	for _, a := range sortedAttrs(attrs) {
+		if p.Variable(a.Name) == nil {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagWarning,
+				Summary:  "Value for undeclared variable",
+				Detail:   fmt.Sprintf("The plan declares no variable %q, so this value is ignored.%s", a.Name, didYouMean(a.Name, names)),
+				Subject:  a.NameRange.Ptr(),
+			})
+			continue
+		}
+		val, ds := a.Expr.Value(&hcl.EvalContext{Functions: s.funcs})
+		diags = append(diags, ds...)
+		if !ds.HasErrors() {
+			out[a.Name] = val
+		}
+	}
+	return out, diags
+}
+
+func (s *Scope) validate(v *Variable) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	ctx := s.EvalContext(nil)
+	for _, c := range v.Validations {
+		ok, ds := s.conditionHolds(c.Condition, ctx)
+		diags = append(diags, ds...)
+		if ds.HasErrors() || ok {
+			continue
+		}
+		msg := fmt.Sprintf("var.%s does not pass its validation (%s).", v.Name, c.Source)
+		if c.ErrorMessage != nil {
+			if m, ds := c.ErrorMessage.Value(ctx); !ds.HasErrors() {
+				if ms, err := convert.Convert(m, cty.String); err == nil && ms.IsKnown() && !ms.IsNull() && !ms.IsMarked() {
+					msg = ms.AsString()
+				}
+			}
+		}
+		value := "(sensitive)"
+		if !v.Sensitive {
+			value = showValue(s.Vars[v.Name])
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid value for variable",
+			Detail:   fmt.Sprintf("%s\n\nThe value %s came from %s.", msg, value, s.Sources[v.Name]),
+			Subject:  c.Condition.Range().Ptr(),
+		})
+	}
+	return diags
+}
+
+func (s *Scope) conditionHolds(e hcl.Expression, ctx *hcl.EvalContext) (bool, hcl.Diagnostics) {
+	v, diags := e.Value(ctx)
+	if diags.HasErrors() {
+		return false, diags
+	}
+	v, _ = v.Unmark()
+	bv, err := convert.Convert(v, cty.Bool)
+	if err != nil || bv.IsNull() || !bv.IsKnown() {
+		return false, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Condition is not a bool",
+			Detail:   "The condition must be true or false.",
+			Subject:  e.Range().Ptr(),
+		}}
+	}
+	return bv.True(), nil
+}
+
+// EvalContext returns the context expressions are evaluated in: var,
+// local, target, the functions, and the extra roots given (step, probe,
+// self). Each call returns a new context.
+func (s *Scope) EvalContext(extra map[string]cty.Value) *hcl.EvalContext {
+	vars := map[string]cty.Value{
+		"var":   objectOf(s.Vars),
+		"local": objectOf(s.Locals),
+	}
+	if s.targets != cty.NilVal {
+		vars["target"] = s.targets
+	}
+	for k, v := range extra {
+		vars[k] = v
+	}
+	return &hcl.EvalContext{Variables: vars, Functions: s.funcs}
+}
+
+// Duration evaluates a duration expression (timeout, interval, grace); a
+// nil expression gives def.
+func (s *Scope) Duration(expr hcl.Expression, def time.Duration) (time.Duration, hcl.Diagnostics) {
+	if expr == nil {
+		return def, nil
+	}
+	v, diags := expr.Value(s.EvalContext(nil))
+	if diags.HasErrors() {
+		return def, diags
+	}
+	d, err := durationOf(v, "the duration", false)
+	if err != nil {
+		return def, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid duration",
+			Detail:   err.Error(),
+			Subject:  expr.Range().Ptr(),
+		}}
+	}
+	return d, nil
+}

@@ -1,0 +1,225 @@
+package plans_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+
+	"lockstep/plans"
+)
+
+const varsPlan = `
+variable "backend" {
+  type    = string
+  default = "from_default"
+}
+variable "tp" {
+  type    = number
+  default = 8
+}
+variable "flags" {
+  type    = list(string)
+  default = []
+}
+variable "token" {
+  type      = string
+  sensitive = true
+  default   = "s3cret"
+}
+variable "required" {
+  type = string
+}
+locals {
+  url    = "http://x/?token=${var.token}"
+  double = var.tp * 2
+}
+step "run" "a" {
+  command = "echo ${shellquote(var.backend)}"
+}
+`
+
+func mustParse(t *testing.T, src string) *plans.Plan {
+	t.Helper()
+	p, diags := plans.Parse("test.hcl", []byte(src))
+	if diags.HasErrors() {
+		t.Fatalf("parse: %s", diags.Error())
+	}
+	return p
+}
+
+func TestResolvePrecedence(t *testing.T) {
+	dir := t.TempDir()
+	varFile := filepath.Join(dir, "vars.hcl")
+	if err := os.WriteFile(varFile, []byte("backend = \"from_file\"\ntp = 4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := mustParse(t, varsPlan)
+	env := []string{"LOCKSTEP_VAR_backend=from_env", "LOCKSTEP_VAR_required=r_env", "LOCKSTEP_VAR_flags=[\"--a\", \"--b c\"]"}
+	tests := []struct {
+		name string
+		in   plans.Inputs
+		want string
+		tp   int64
+	}{
+		{"default", plans.Inputs{Environ: []string{"LOCKSTEP_VAR_required=x"}}, "from_default", 8},
+		{"env over default", plans.Inputs{Environ: env}, "from_env", 8},
+		{"file over env", plans.Inputs{Environ: env, VarFiles: []string{varFile}}, "from_file", 4},
+		{"-var over file", plans.Inputs{Environ: env, VarFiles: []string{varFile}, Vars: []string{"backend=from_cli", "tp=2"}}, "from_cli", 2},
+		{"last -var wins", plans.Inputs{Environ: env, Vars: []string{"backend=first", "backend=second"}}, "second", 8},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, diags := p.Resolve(tt.in)
+			if diags.HasErrors() {
+				t.Fatalf("resolve: %s", diags.Error())
+			}
+			if got := s.Vars["backend"].AsString(); got != tt.want {
+				t.Errorf("backend = %q, want %q", got, tt.want)
+			}
+			tp, _ := s.Vars["tp"].AsBigFloat().Int64()
+			if tp != tt.tp {
+				t.Errorf("tp = %d, want %d", tp, tt.tp)
+			}
+			if d, _ := s.Locals["double"].AsBigFloat().Int64(); d != 2*tt.tp {
+				t.Errorf("local.double = %d, want %d", d, 2*tt.tp)
+			}
+		})
+	}
+}
+
+func TestResolveTypedConversion(t *testing.T) {
+	p := mustParse(t, varsPlan)
+	s, diags := p.Resolve(plans.Inputs{Vars: []string{"required=x", `flags=["--a", "--b c"]`, "tp=16"}})
+	if diags.HasErrors() {
+		t.Fatalf("resolve: %s", diags.Error())
+	}
+	if got := s.Vars["flags"]; !got.Type().Equals(cty.List(cty.String)) || got.LengthInt() != 2 || got.Index(cty.NumberIntVal(1)).AsString() != "--b c" {
+		t.Errorf("flags = %#v, want a list of two strings", got)
+	}
+	if !s.Vars["tp"].Type().Equals(cty.Number) {
+		t.Errorf("tp has type %s, want number", s.Vars["tp"].Type().FriendlyName())
+	}
+}
+
+func TestResolveErrors(t *testing.T) {
+	p := mustParse(t, varsPlan)
+	tests := []struct {
+		name string
+		in   plans.Inputs
+		want string
+	}{
+		{"missing required", plans.Inputs{}, `Variable "required" has no default`},
+		{"not a number", plans.Inputs{Vars: []string{"required=x", "tp=eight"}}, `"eight" for "tp", which must be a number`},
+		{"undeclared", plans.Inputs{Vars: []string{"required=x", "backnd=y"}}, `Did you mean "backend"?`},
+		{"no equals", plans.Inputs{Vars: []string{"required"}}, "is not NAME=VALUE"},
+		{"bad list", plans.Inputs{Vars: []string{"required=x", "flags=[1,"}}, "Missing expression"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, diags := p.Resolve(tt.in)
+			if !diags.HasErrors() || !strings.Contains(diags.Error(), tt.want) {
+				t.Errorf("diagnostics = %v, want an error containing %q", diags, tt.want)
+			}
+		})
+	}
+}
+
+func TestResolveValidation(t *testing.T) {
+	p := mustParse(t, `
+variable "backend" {
+  default = "a"
+  validation {
+    condition     = contains(["a", "b"], var.backend)
+    error_message = "backend must be a or b."
+  }
+}
+`)
+	if _, diags := p.Resolve(plans.Inputs{Vars: []string{"backend=b"}}); diags.HasErrors() {
+		t.Fatalf("valid value rejected: %s", diags.Error())
+	}
+	_, diags := p.Resolve(plans.Inputs{Vars: []string{"backend=c"}})
+	if !diags.HasErrors() || !strings.Contains(diags.Error(), "backend must be a or b.") {
+		t.Fatalf("diagnostics = %v, want the error_message", diags)
+	}
+	if got := diags[0].Subject.Start.Line; got != 5 {
+		t.Errorf("diagnostic on line %d, want 5 (the condition)", got)
+	}
+}
+
+func TestSensitiveMarksPropagate(t *testing.T) {
+	p := mustParse(t, varsPlan)
+	s, diags := p.Resolve(plans.Inputs{Vars: []string{"required=x"}})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if !s.Vars["token"].HasMark(plans.Sensitive) {
+		t.Error("var.token is not marked sensitive")
+	}
+	if s.Vars["backend"].IsMarked() {
+		t.Error("var.backend is marked, but it is not sensitive")
+	}
+	if !s.Locals["url"].HasMark(plans.Sensitive) {
+		t.Error("local.url, made from var.token by a template, lost the mark")
+	}
+	expr, _ := hclParseExpr(t, `upper(shellquote(var.token))`)
+	v, ds := expr.Value(s.EvalContext(nil))
+	if ds.HasErrors() {
+		t.Fatal(ds.Error())
+	}
+	if !v.HasMark(plans.Sensitive) {
+		t.Error("a function of var.token lost the mark")
+	}
+	if got := plans.ShowValue(v); got != "(sensitive)" {
+		t.Errorf("ShowValue = %q, want (sensitive)", got)
+	}
+}
+
+func TestEvalContextExtraRoots(t *testing.T) {
+	p := mustParse(t, varsPlan)
+	s, _ := p.Resolve(plans.Inputs{Vars: []string{"required=x"}})
+	expr, _ := hclParseExpr(t, `self.exit_code == 0 && probe.h.status == 200 && target.local.name == "local"`)
+	v, ds := expr.Value(s.EvalContext(map[string]cty.Value{
+		"self":  cty.ObjectVal(map[string]cty.Value{"exit_code": cty.NumberIntVal(0)}),
+		"probe": cty.ObjectVal(map[string]cty.Value{"h": cty.ObjectVal(map[string]cty.Value{"status": cty.NumberIntVal(200)})}),
+	}))
+	if ds.HasErrors() {
+		t.Fatal(ds.Error())
+	}
+	if !v.True() {
+		t.Error("condition over extra roots is false, want true")
+	}
+}
+
+func TestDuration(t *testing.T) {
+	p := mustParse(t, varsPlan)
+	s, _ := p.Resolve(plans.Inputs{Vars: []string{"required=x"}})
+	for src, want := range map[string]time.Duration{`"90s"`: 90 * time.Second, `"1h30m"`: 90 * time.Minute, `"${var.tp}s"`: 8 * time.Second} {
+		expr, _ := hclParseExpr(t, src)
+		got, diags := s.Duration(expr, time.Minute)
+		if diags.HasErrors() || got != want {
+			t.Errorf("Duration(%s) = %v, %v; want %v", src, got, diags, want)
+		}
+	}
+	if got, _ := s.Duration(nil, time.Minute); got != time.Minute {
+		t.Errorf("Duration(nil) = %v, want the default", got)
+	}
+	expr, _ := hclParseExpr(t, `"5d"`)
+	if _, diags := s.Duration(expr, time.Minute); !diags.HasErrors() {
+		t.Error(`Duration("5d") gave no error`)
+	}
+}
+
+func hclParseExpr(t *testing.T, src string) (hcl.Expression, hcl.Diagnostics) {
+	t.Helper()
+	expr, diags := hclsyntax.ParseExpression([]byte(src), "expr.hcl", hcl.InitialPos)
+	if diags.HasErrors() {
+		t.Fatalf("parse %s: %s", src, diags.Error())
+	}
+	return expr, nil
+}
