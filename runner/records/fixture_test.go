@@ -1,0 +1,171 @@
+package records
+
+import (
+	"time"
+
+	"lockstep/runner/events"
+)
+
+// The fixtures are written in a fixed zone so golden outputs do not depend
+// on the machine's.
+var zone = time.FixedZone("CET", 3600)
+
+var t0 = time.Date(2026, 11, 29, 22, 10, 0, 0, zone)
+
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+func intp(i int) *int { return &i }
+
+var planSteps = []events.Step{
+	{Addr: "launch.server", Kind: "launch", Name: "server", Index: 0, Count: 4, Target: "gpu", Timeout: 2 * time.Minute},
+	{Addr: "wait.ready", Kind: "wait", Name: "ready", Index: 1, Count: 4, Target: "gpu", Timeout: 30 * time.Minute},
+	{Addr: "assert.coherent", Kind: "assert", Name: "coherent", Index: 2, Count: 4, Target: "gpu"},
+	{Addr: "benchmark.throughput", Kind: "benchmark", Name: "throughput", Index: 3, Count: 4, Target: "gpu"},
+}
+
+const secret = "hunter2-s3cr3t"
+
+// run is what differs between the fixture attempts.
+type run struct {
+	backend string
+	note    string
+	dies    bool    // the server dies while loading: wait.ready fails
+	tokens  float64 // benchmark result
+	p99     float64
+	start   time.Duration // offset of the attempt's start from t0
+}
+
+// attemptEvents is a whole attempt as the runner would emit it.
+func attemptEvents(r run) []events.Event {
+	base := r.start
+	ev := func(d time.Duration, e events.Event) events.Event {
+		e.Time = at(base + d)
+		e.Plan = "glm5"
+		return e
+	}
+	step := func(i int) *events.Step { s := planSteps[i]; return &s }
+	vars := map[string]string{"moe_backend": `"` + r.backend + `"`, "api_token": "(sensitive)", "port": "30000"}
+	out := []events.Event{
+		ev(0, events.Event{Type: events.AttemptStarted, Version: events.Version, Start: &events.Start{
+			PlanFile:   "/home/me/glm5.hcl",
+			PlanSHA256: "9f2c4e1b7a0d3c5e8f6a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3e4f5a6",
+			Vars:       vars,
+			Defaults:   map[string]string{"moe_backend": `"flashinfer_cutlass"`, "port": "30000"},
+			Host:       "bench-1",
+			User:       "me",
+			Note:       r.note,
+			Args:       []string{"lockstep", "run", "glm5.hcl", "-var", "moe_backend=" + r.backend, "-var", "api_token=(sensitive)"},
+			Steps:      planSteps,
+		}}),
+		ev(0, events.Event{Type: events.StepStarted, Step: step(0)}),
+		ev(10*time.Millisecond, events.Event{Type: events.StepAction, Step: step(0), Action: &events.Action{
+			Command: "python3 -m sglang.launch_server --tp 8 --port 30000 --moe-runner-backend " + r.backend,
+			PID:     4242, PGID: 4242, Log: "/root/sglang.log", MovedLog: "/root/sglang.log.1",
+		}}),
+		ev(2*time.Second, events.Event{Type: events.StepFinished, Step: step(0), Outcome: &events.Outcome{
+			Status: events.Confirmed, Duration: 2 * time.Second,
+			Outputs: map[string]string{"pid": "4242"},
+			Evidence: &events.Evidence{Conditions: []events.Condition{{
+				Kind: "postcondition", Source: `strcontains(self.log, "moe_runner_backend='${var.moe_backend}'")`,
+				Range: "glm5.hcl:31:5", State: events.CondHeld,
+			}}, LogLines: []string{"server_args=ServerArgs(moe_runner_backend='" + r.backend + "')"}},
+		}}),
+		ev(2*time.Second, events.Event{Type: events.StepStarted, Step: step(1)}),
+	}
+	for i := range 4 {
+		out = append(out, ev(time.Duration(7+5*i)*time.Second, events.Event{Type: events.Observed, Step: step(1), Observation: &events.Observation{
+			Values:  map[string]string{"probe.health.status": "null"},
+			Summary: "probe.health.status: connection refused",
+		}}))
+	}
+	if r.dies {
+		out = append(out,
+			ev(25*time.Second, events.Event{Type: events.StepFinished, Step: step(1), Outcome: &events.Outcome{
+				Status: events.Failed, Duration: 23 * time.Second,
+				Reason:       "process 4242 (launch.server) exited with status 1",
+				ErrorMessage: "the server reported an error while loading",
+				Evidence: &events.Evidence{
+					Conditions: []events.Condition{
+						{Kind: "postcondition", Source: "probe.health.status == 200", Range: "glm5.hcl:48:5", State: events.CondNotYet, Reason: "connection refused"},
+						{Kind: "abort_if", Source: `can(regex("Traceback|CUDA error", probe.server.text))`, Range: "glm5.hcl:54:5", State: events.CondHeld, ErrorMessage: "the server reported an error while loading"},
+					},
+					Values:   map[string]string{"probe.health.status": "null"},
+					LogLines: []string{"Traceback (most recent call last):"},
+					LogTail:  map[string][]string{"launch.server": {"Loading safetensors shards: 41%", "Traceback (most recent call last):", "RuntimeError: CUDA error: an illegal memory access was encountered"}},
+					History: []events.Sample{
+						{Time: at(base + 17*time.Second), Summary: "probe.health.status: connection refused"},
+						{Time: at(base + 22*time.Second), Summary: "probe.health.status: connection refused"},
+					},
+				},
+			}}),
+			ev(25*time.Second, events.Event{Type: events.StepFinished, Step: step(2), Outcome: &events.Outcome{Status: events.Skipped, Reason: "an earlier step failed"}}),
+			ev(25*time.Second, events.Event{Type: events.StepFinished, Step: step(3), Outcome: &events.Outcome{Status: events.Skipped, Reason: "an earlier step failed"}}),
+			ev(25*time.Second, events.Event{Type: events.ProcessStopped, Step: step(0), Cleanup: &events.Cleanup{PID: 4242, Result: "already exited with status 1"}}),
+			ev(25*time.Second, events.Event{Type: events.AttemptFinished, Outcome: &events.Outcome{
+				Status: events.Failed, Failed: "wait.ready", Duration: 25 * time.Second,
+				Reason:       "process 4242 (launch.server) exited with status 1",
+				ErrorMessage: "the server reported an error while loading",
+			}}),
+		)
+		return out
+	}
+	out = append(out,
+		ev(30*time.Second, events.Event{Type: events.StepFinished, Step: step(1), Outcome: &events.Outcome{
+			Status: events.Confirmed, Duration: 28 * time.Second,
+			Evidence: &events.Evidence{Conditions: []events.Condition{
+				{Kind: "postcondition", Source: "probe.health.status == 200", Range: "glm5.hcl:48:5", State: events.CondHeld},
+			}, Values: map[string]string{"probe.health.status": "200"}},
+		}}),
+		ev(30*time.Second, events.Event{Type: events.StepStarted, Step: step(2)}),
+		ev(31*time.Second, events.Event{Type: events.StepFinished, Step: step(2), Outcome: &events.Outcome{
+			Status: events.Confirmed, Duration: time.Second,
+			Evidence: &events.Evidence{Conditions: []events.Condition{
+				{Kind: "postcondition", Source: `probe.chat.status == 200 && strcontains(probe.chat.json.choices[0].message.content, "4")`, State: events.CondHeld},
+			}, Values: map[string]string{"probe.chat.status": "200", "probe.chat.json.choices[0].message.content": `"4"`}},
+		}}),
+		ev(31*time.Second, events.Event{Type: events.StepStarted, Step: step(3)}),
+		ev(31*time.Second, events.Event{Type: events.StepAction, Step: step(3), Action: &events.Action{Command: "load openai http://127.0.0.1:30000/v1/chat/completions concurrency=1024 requests=4096"}}),
+		ev(91*time.Second, events.Event{Type: events.StepFinished, Step: step(3), Outcome: &events.Outcome{
+			Status: events.Confirmed, Duration: time.Minute,
+			Metrics: map[string]float64{
+				"total_tokens_per_s": r.tokens, "output_tokens_per_s": r.tokens / 4, "requests_per_s": r.tokens / 1000,
+				"ttft_p99_ms": r.p99, "latency_p99_ms": r.p99 * 3, "errors": 0, "achieved_concurrency": 1010,
+			},
+			Evidence: &events.Evidence{Conditions: []events.Condition{
+				{Kind: "postcondition", Source: "self.metrics.total_tokens_per_s >= 1000", State: events.CondHeld},
+			}},
+		}}),
+		ev(92*time.Second, events.Event{Type: events.ProcessStopped, Step: step(0), Cleanup: &events.Cleanup{PID: 4242, Result: "stopped with SIGTERM"}}),
+		ev(92*time.Second, events.Event{Type: events.AttemptFinished, Outcome: &events.Outcome{Status: events.Confirmed, Duration: 92 * time.Second}}),
+	)
+	return out
+}
+
+const planV1 = `plan "glm5" {
+  description = "Bring up GLM-5 and measure throughput"
+}
+
+variable "moe_backend" {
+  type    = string
+  default = "flashinfer_cutlass"
+}
+
+step "wait" "ready" {
+  timeout = "30m"
+}
+`
+
+const planV2 = `plan "glm5" {
+  description = "Bring up GLM-5 and measure throughput"
+}
+
+variable "moe_backend" {
+  type    = string
+  default = "flashinfer_cutlass"
+}
+
+step "wait" "ready" {
+  timeout  = "45m"
+  interval = "5s"
+}
+`
