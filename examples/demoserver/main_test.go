@@ -241,12 +241,12 @@ func isRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
 
 func TestLifecycle(t *testing.T) {
 	t.Parallel()
-	p := start(t, "--backend", "flashinfer_trtllm", "--warmup", "1s")
+	p := start(t, "--backend", "flashinfer_trtllm", "--load-time", "1s", "--warmup", "1s")
 
 	if got, want := p.next(t), fmt.Sprintf("config: backend=flashinfer_trtllm port=%d", p.port); got != want {
 		t.Fatalf("first line = %q, want %q", got, want)
 	}
-	// Loading takes 300ms; this request comes well before the port is bound.
+	// Loading takes 1s; this request comes well before the port is bound.
 	if _, _, err := get(t, p.url("/health")); !isRefused(err) {
 		t.Errorf("health while loading: err = %v, want connection refused", err)
 	}
