@@ -13,6 +13,7 @@ import (
 
 	"lockstep/plans"
 	"lockstep/runner/events"
+	"lockstep/steps"
 )
 
 // historyLen is how many observations a step keeps to show how its state
@@ -48,6 +49,9 @@ func (s *stepRun) confirm(ctx, outer context.Context, deadline time.Time, timeou
 		s.observe(ctx)
 		if ctx.Err() != nil {
 			return s.finish(s.ended(ctx, outer, timeout), last)
+		}
+		if err := s.permanent(); err != nil {
+			return s.finish(events.Outcome{Status: events.Failed, Reason: err.Error()}, s.evaluate())
 		}
 		last = s.evaluate()
 		s.note(last)
@@ -148,6 +152,16 @@ func (s *stepRun) observe(ctx context.Context) {
 			s.self["alive"] = cty.BoolVal(st.Alive)
 		}
 	}
+}
+
+// permanent is a probe error that waiting cannot cure (no GPU driver).
+func (s *stepRun) permanent() error {
+	for _, np := range s.probes {
+		if err := s.errs[np.name]; err != nil && steps.Permanent(err) {
+			return fmt.Errorf("probe.%s: %w", np.name, err)
+		}
+	}
+	return nil
 }
 
 // evaluate decides every abort_if and postcondition against the latest

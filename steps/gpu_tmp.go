@@ -1,5 +1,0 @@
-package steps
-
-import "errors"
-
-var errGPUUnwired = errors.New("gpu probe: not wired yet")
