@@ -83,6 +83,9 @@ func (s *stepRun) unmet(status events.Status, reason string, t turn) events.Outc
 			continue
 		}
 		what := "condition not met: " + c.Source
+		if c.Kind == "default" && c.Reason != "" {
+			what = c.Reason
+		}
 		if c.State == events.CondNotYet {
 			what = "condition could not be evaluated: " + c.Source + " (" + c.Reason + ")"
 		}
