@@ -127,10 +127,10 @@ func TestRun(t *testing.T) {
 	ctx := testContext(t)
 	dir := t.TempDir()
 	tests := []struct {
-		name       string
-		cmd        Command
-		code       int
-		signal     string
+		name        string
+		cmd         Command
+		code        int
+		signal      string
 		out, errOut string
 	}{
 		{name: "exit code", cmd: Command{Line: "echo out; echo err >&2; exit 3"}, code: 3, out: "out\n", errOut: "err\n"},
