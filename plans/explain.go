@@ -39,7 +39,7 @@ type explainer interface {
 	title(name, desc, file string)
 	section(name string)
 	step(n int, addr, kind, target, desc string)
-	field(label, value string)           // a one-line fact
+	field(label, value string)            // a one-line fact
 	code(label, written, resolved string) // an expression, as written and resolved
 	list(label string, items []item)
 	variable(v varInfo)
