@@ -1,0 +1,221 @@
+package runner_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"lockstep/plans"
+	"lockstep/runner"
+	"lockstep/runner/events"
+	"lockstep/targets"
+)
+
+type collect struct {
+	mu sync.Mutex
+	ev []events.Event
+}
+
+func (c *collect) Emit(e events.Event) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ev = append(c.ev, e)
+}
+
+func (c *collect) finished(addr string) *events.Outcome {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.ev {
+		if e.Type == events.StepFinished && e.Step.Addr == addr {
+			return e.Outcome
+		}
+	}
+	return nil
+}
+
+// runPlan runs src in a fresh directory and returns the result and events.
+func runPlan(t *testing.T, ctx context.Context, src string, vars ...string) (runner.Result, *collect) {
+	t.Helper()
+	dir := t.TempDir()
+	t.Chdir(dir)
+	path := filepath.Join(dir, "plan.hcl")
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, diags := plans.ParseFile(path)
+	if diags.HasErrors() {
+		t.Fatalf("parse: %s", diags.Error())
+	}
+	scope, diags := p.Resolve(plans.Inputs{Vars: vars})
+	if diags.HasErrors() {
+		t.Fatalf("resolve: %s", diags.Error())
+	}
+	c := &collect{}
+	res := runner.Run(ctx, runner.Options{
+		Plan:      p,
+		Scope:     scope,
+		Targets:   func(string) (targets.Target, error) { return targets.NewLocal(), nil },
+		Observer:  c,
+		Attempt:   1,
+		LogDir:    filepath.Join(dir, "logs"),
+		StopGrace: time.Second,
+	})
+	return res, c
+}
+
+func TestRunConfirmsAndStops(t *testing.T) {
+	res, c := runPlan(t, context.Background(), `
+plan "ok" {}
+variable "word" {
+  type    = string
+  default = "hello"
+}
+step "run" "make" {
+  command = "echo ${shellquote(var.word)} > out.txt"
+}
+step "launch" "server" {
+  command = "echo starting; sleep 0.3; echo ready; sleep 60"
+  grace   = "100ms"
+}
+step "wait" "ready" {
+  timeout = "10s"
+  probe "log" "server" {
+    step = step.launch.server
+  }
+  probe "file" "out" {
+    path = "out.txt"
+  }
+  postcondition {
+    condition = strcontains(probe.server.text, "ready")
+  }
+  postcondition {
+    condition = probe.out.content == "hello\n"
+  }
+}
+step "assert" "pid" {
+  probe "process" "server" {
+    step = step.launch.server
+  }
+  postcondition {
+    condition = probe.server.alive && step.launch.server.pid > 0
+  }
+}
+`)
+	if res.Status != events.Confirmed {
+		for _, e := range c.ev {
+			t.Logf("%+v", e)
+		}
+		t.Fatalf("status %s, failed %s", res.Status, res.Failed)
+	}
+	var stopped bool
+	for _, e := range c.ev {
+		if e.Type == events.ProcessStopped && e.Cleanup.Result == "stopped" {
+			stopped = true
+		}
+	}
+	if !stopped {
+		t.Error("the launched process was not reported stopped")
+	}
+}
+
+func TestWaitFailsAtOnceWhenLaunchDies(t *testing.T) {
+	start := time.Now()
+	res, c := runPlan(t, context.Background(), `
+plan "dies" {}
+step "launch" "server" {
+  command = "sleep 0.5; echo boom; exit 4"
+  grace   = "100ms"
+}
+step "wait" "ready" {
+  timeout = "5m"
+  probe "file" "never" {
+    path = "never"
+  }
+  postcondition {
+    condition = probe.never.exists
+  }
+}
+`)
+	if res.Status != events.Failed || res.Failed != "wait.ready" {
+		t.Fatalf("got %s at %s", res.Status, res.Failed)
+	}
+	if el := time.Since(start); el > 30*time.Second {
+		t.Fatalf("took %s: the wait did not fail at once", el)
+	}
+	o := c.finished("wait.ready")
+	if !strings.Contains(o.Reason, "exited with status 4") {
+		t.Errorf("reason %q", o.Reason)
+	}
+	if tail := o.Evidence.LogTail["launch.server"]; len(tail) == 0 || tail[len(tail)-1] != "boom" {
+		t.Errorf("log tail %q", tail)
+	}
+}
+
+func TestNotYetKeepsReason(t *testing.T) {
+	res, c := runPlan(t, context.Background(), `
+plan "refused" {}
+step "wait" "health" {
+  timeout  = "600ms"
+  interval = "100ms"
+  probe "http" "h" {
+    url = "http://127.0.0.1:1/health"
+  }
+  postcondition {
+    condition = probe.h.status == 200
+  }
+}
+`)
+	if res.Status != events.Failed {
+		t.Fatalf("status %s", res.Status)
+	}
+	o := c.finished("wait.health")
+	if o.Status != events.TimedOut {
+		t.Fatalf("step status %s", o.Status)
+	}
+	if len(o.Evidence.Conditions) != 1 || o.Evidence.Conditions[0].State != events.CondNotYet || !strings.Contains(o.Evidence.Conditions[0].Reason, "connection refused") {
+		t.Fatalf("evidence %+v", o.Evidence.Conditions)
+	}
+}
+
+func TestInterruptStopsProcesses(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(800 * time.Millisecond); cancel() }()
+	res, c := runPlan(t, ctx, `
+plan "int" {}
+step "launch" "server" {
+  command = "sleep 3991 & sleep 3992"
+  grace   = "100ms"
+}
+step "wait" "forever" {
+  probe "file" "f" {
+    path = "nope"
+  }
+  postcondition {
+    condition = probe.f.exists
+  }
+}
+step "run" "after" {
+  command = "echo after > after.txt"
+  always  = true
+}
+`)
+	if res.Status != events.Interrupted || res.ExitCode() != 130 {
+		t.Fatalf("status %s", res.Status)
+	}
+	if o := c.finished("run.after"); o == nil || o.Status != events.Confirmed {
+		t.Fatalf("always step: %+v", o)
+	}
+	ps, err := targets.NewLocal().Processes(context.Background(), "sleep 399[12]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if p.State != "Z" {
+			t.Errorf("left running: %+v", p)
+		}
+	}
+}
