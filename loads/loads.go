@@ -1,0 +1,154 @@
+package loads
+
+import (
+	"context"
+	"net"
+	"sync"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Dialer opens a connection as net.Dialer.DialContext does. A nil Dialer
+// dials from this machine; an SSH target passes its Dial so that the load
+// reaches the target's loopback.
+type Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+
+func (d Dialer) orDefault() Dialer {
+	if d != nil {
+		return d
+	}
+	var nd net.Dialer
+	return nd.DialContext
+}
+
+// Progress is what a running load reports about once a second, and once at
+// the end. Done and Errors count measured requests (warm-up excluded); Rate
+// is Done per second of measured time.
+type Progress struct {
+	Done, Errors int64
+	Rate         float64
+	Elapsed      time.Duration
+}
+
+// Result is what a load observed.
+type Result struct {
+	// Metrics are keyed by snake_case names carrying their unit.
+	Metrics map[string]float64
+	// Notes say how metrics were obtained where that varies, e.g.
+	// token_source = usage | stream | mixed.
+	Notes map[string]string
+	// Samples are a few failing answers (or error messages), for evidence.
+	Samples []string
+	// Requests holds one record per measured request, only when asked for.
+	Requests []RequestRecord
+}
+
+// RequestRecord is one measured request. Times are offsets from the start
+// of the measured phase (Start) or durations; TTFT and token counts are
+// zero where they do not apply.
+type RequestRecord struct {
+	Start        time.Duration `json:"start"`
+	Status       int           `json:"status"`
+	Error        string        `json:"error,omitempty"`
+	TTFT         time.Duration `json:"ttft"`
+	E2E          time.Duration `json:"e2e"`
+	InputTokens  int           `json:"input_tokens"`
+	OutputTokens int           `json:"output_tokens"`
+}
+
+// maxSamples bounds Result.Samples: evidence, not a log.
+const maxSamples = 5
+
+// progressEvery is how often a running load calls its progress function.
+const progressEvery = time.Second
+
+// latencies records durations in microseconds into HDR histograms split in
+// shards, so that a thousand workers neither share one lock nor hold a
+// histogram each (about 150 KB apiece).
+type latencies struct {
+	shards [16]struct {
+		mu sync.Mutex
+		h  *hdrhistogram.Histogram
+		_  [40]byte // keep shards on separate cache lines
+	}
+}
+
+// Latencies up to an hour are tracked at 3 significant digits; longer ones
+// are clamped (a request timeout is far below).
+const maxTrackedMicros = int64(time.Hour / time.Microsecond)
+
+func newLatencies() *latencies {
+	l := &latencies{}
+	for i := range l.shards {
+		l.shards[i].h = hdrhistogram.New(1, maxTrackedMicros, 3)
+	}
+	return l
+}
+
+func (l *latencies) record(shard int, d time.Duration) {
+	us := int64(d / time.Microsecond)
+	if us < 1 {
+		us = 1
+	}
+	if us > maxTrackedMicros {
+		us = maxTrackedMicros
+	}
+	s := &l.shards[shard%len(l.shards)]
+	s.mu.Lock()
+	_ = s.h.RecordValue(us) // cannot fail: clamped to the trackable range
+	s.mu.Unlock()
+}
+
+func (l *latencies) merged() *hdrhistogram.Histogram {
+	all := hdrhistogram.New(1, maxTrackedMicros, 3)
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		all.Merge(s.h)
+		s.mu.Unlock()
+	}
+	return all
+}
+
+// latencyMetrics adds latency_*_ms from h under prefix (e.g. "latency").
+func latencyMetrics(m map[string]float64, prefix string, h *hdrhistogram.Histogram) {
+	ms := func(us int64) float64 { return float64(us) / 1000 }
+	if h.TotalCount() == 0 {
+		return
+	}
+	m[prefix+"_p50_ms"] = ms(h.ValueAtQuantile(50))
+	m[prefix+"_p90_ms"] = ms(h.ValueAtQuantile(90))
+	m[prefix+"_p99_ms"] = ms(h.ValueAtQuantile(99))
+	m[prefix+"_p999_ms"] = ms(h.ValueAtQuantile(99.9))
+	m[prefix+"_max_ms"] = ms(h.Max())
+	m[prefix+"_mean_ms"] = h.Mean() / 1000
+}
+
+// reportProgress calls fn every progressEvery until ctx ends, with what
+// snapshot returns. A nil fn is fine.
+func reportProgress(ctx context.Context, fn func(Progress), snapshot func() Progress) (stop func()) {
+	if fn == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(progressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				fn(snapshot())
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		fn(snapshot())
+	}
+}

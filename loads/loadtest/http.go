@@ -1,0 +1,135 @@
+package loadtest
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// HTTP is a test server whose answer each request chooses by its query:
+//
+//	latency=DURATION  wait this long before answering (e.g. 5ms)
+//	status=CODE       answer with this status (default 200)
+//	every=N           apply status to every Nth such request only (the
+//	                  server counts them), 200 to the others
+//	size=N            a body of N bytes (default 2)
+//
+// and by its path: /reset resets the connection (TCP RST) without an
+// answer. Stall makes every request arriving in a window wait.
+type HTTP struct {
+	URL string // http://127.0.0.1:PORT
+
+	srv      *httptest.Server
+	requests atomic.Int64
+	every    atomic.Int64
+
+	mu    sync.Mutex
+	stall struct {
+		from, to time.Time
+		delay    time.Duration
+	}
+}
+
+// NewHTTP starts a server; Close stops it.
+func NewHTTP() *HTTP {
+	s := &HTTP{}
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	s.srv.Start()
+	s.URL = s.srv.URL
+	return s
+}
+
+// Close stops the server and closes its connections.
+func (s *HTTP) Close() { s.srv.Close() }
+
+// Requests is the number of requests the server has received.
+func (s *HTTP) Requests() int64 { return s.requests.Load() }
+
+// Stall makes every request that arrives in [from, from+length) wait delay
+// before it is answered, as a server does during a garbage-collection pause
+// or a lock convoy.
+func (s *HTTP) Stall(from time.Time, length, delay time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stall.from, s.stall.to, s.stall.delay = from, from.Add(length), delay
+}
+
+func (s *HTTP) stallFor(t time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !t.Before(s.stall.from) && t.Before(s.stall.to) {
+		return s.stall.delay
+	}
+	return 0
+}
+
+func (s *HTTP) serve(w http.ResponseWriter, r *http.Request) {
+	s.requests.Add(1)
+	if !sleep(r.Context(), s.stallFor(time.Now())) {
+		return
+	}
+	if r.URL.Path == "/reset" {
+		reset(w)
+		return
+	}
+	q := r.URL.Query()
+	if d, err := time.ParseDuration(q.Get("latency")); err == nil && !sleep(r.Context(), d) {
+		return
+	}
+	status := http.StatusOK
+	if c, err := strconv.Atoi(q.Get("status")); err == nil {
+		status = c
+		if n, err := strconv.ParseInt(q.Get("every"), 10, 64); err == nil && n > 0 && s.every.Add(1)%n != 0 {
+			status = http.StatusOK
+		}
+	}
+	size := 2
+	if n, err := strconv.Atoi(q.Get("size")); err == nil && n >= 0 {
+		size = n
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(size))
+	w.WriteHeader(status)
+	body := make([]byte, size)
+	for i := range body {
+		body[i] = 'x'
+	}
+	w.Write(body)
+}
+
+// reset closes the connection with SO_LINGER 0, which sends RST: the
+// client sees "connection reset by peer", not a clean end.
+func reset(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic("loadtest: connection cannot be hijacked")
+	}
+	c, _, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	c.Close()
+}
+
+// sleep waits d; false means the client went away first. Waiting on the
+// request's context lets Close return without sitting out long latencies.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
