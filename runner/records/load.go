@@ -246,10 +246,10 @@ func (a *Attempt) finish(empty bool) {
 	case empty:
 		a.Outcome.Reason = "the run was killed before it recorded anything"
 	case a.InStep != "":
-		a.Outcome.Reason = "the run was killed in step " + a.InStep + " (the record ends without attempt_finished)"
+		a.Outcome.Reason = "the run was killed in step " + a.InStep + "; its record has no attempt_finished"
 		a.Outcome.Failed = a.InStep
 	default:
-		a.Outcome.Reason = "the run was killed between steps (the record ends without attempt_finished)"
+		a.Outcome.Reason = "the run was killed between steps; its record has no attempt_finished"
 	}
 	if last := a.lastTime(); !last.IsZero() && !a.Started.IsZero() {
 		a.Outcome.Duration = last.Sub(a.Started)
