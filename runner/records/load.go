@@ -348,3 +348,20 @@ func Numbers(root, plan string) ([]int, error) {
 func AttemptDir(root, plan string, n int) string {
 	return filepath.Join(root, "attempts", plan, strconv.Itoa(n))
 }
+
+// EnvRoot names the environment variable that overrides where records are
+// kept.
+const EnvRoot = "LOCKSTEP_RECORDS"
+
+// Root is the records root: override (the --records flag) if set, else
+// $LOCKSTEP_RECORDS, else .lockstep beside the plan file (planFile empty:
+// in the current directory).
+func Root(override, planFile string) string {
+	if override != "" {
+		return override
+	}
+	if env := os.Getenv(EnvRoot); env != "" {
+		return env
+	}
+	return filepath.Join(filepath.Dir(planFile), ".lockstep")
+}
