@@ -4,11 +4,12 @@ go 1.26.0
 
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
-	github.com/agext/levenshtein v1.2.3
+	github.com/agext/levenshtein v1.2.1
 	github.com/hashicorp/hcl/v2 v2.25.0
-	github.com/zclconf/go-cty v1.20.0
-	golang.org/x/sys v0.50.0
-	golang.org/x/term v0.48.0
+	github.com/joshdk/go-junit v1.0.0
+	github.com/zclconf/go-cty v1.19.0
+	golang.org/x/sys v0.38.0
+	golang.org/x/term v0.37.0
 )
 
 require (

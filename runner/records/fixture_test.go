@@ -1,6 +1,8 @@
 package records
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"time"
 
 	"lockstep/runner/events"
@@ -33,11 +35,20 @@ type run struct {
 	tokens  float64 // benchmark result
 	p99     float64
 	start   time.Duration // offset of the attempt's start from t0
+	plan    string        // the plan's text, planV1 if empty
+}
+
+func sha(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
 }
 
 // attemptEvents is a whole attempt as the runner would emit it.
 func attemptEvents(r run) []events.Event {
 	base := r.start
+	if r.plan == "" {
+		r.plan = planV1
+	}
 	ev := func(d time.Duration, e events.Event) events.Event {
 		e.Time = at(base + d)
 		e.Plan = "glm5"
@@ -48,7 +59,7 @@ func attemptEvents(r run) []events.Event {
 	out := []events.Event{
 		ev(0, events.Event{Type: events.AttemptStarted, Version: events.Version, Start: &events.Start{
 			PlanFile:   "/home/me/glm5.hcl",
-			PlanSHA256: "9f2c4e1b7a0d3c5e8f6a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3e4f5a6",
+			PlanSHA256: sha(r.plan),
 			Vars:       vars,
 			Defaults:   map[string]string{"moe_backend": `"flashinfer_cutlass"`, "port": "30000"},
 			Host:       "bench-1",

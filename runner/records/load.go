@@ -246,10 +246,10 @@ func (a *Attempt) finish(empty bool) {
 	case empty:
 		a.Outcome.Reason = "the run was killed before it recorded anything"
 	case a.InStep != "":
-		a.Outcome.Reason = "the run was killed in step " + a.InStep + " (the record ends without attempt_finished)"
+		a.Outcome.Reason = "the run was killed in step " + a.InStep + "; its record has no attempt_finished"
 		a.Outcome.Failed = a.InStep
 	default:
-		a.Outcome.Reason = "the run was killed between steps (the record ends without attempt_finished)"
+		a.Outcome.Reason = "the run was killed between steps; its record has no attempt_finished"
 	}
 	if last := a.lastTime(); !last.IsZero() && !a.Started.IsZero() {
 		a.Outcome.Duration = last.Sub(a.Started)
@@ -347,4 +347,21 @@ func Numbers(root, plan string) ([]int, error) {
 // AttemptDir is where attempt n of plan is recorded under root.
 func AttemptDir(root, plan string, n int) string {
 	return filepath.Join(root, "attempts", plan, strconv.Itoa(n))
+}
+
+// EnvRoot names the environment variable that overrides where records are
+// kept.
+const EnvRoot = "LOCKSTEP_RECORDS"
+
+// Root is the records root: override (the --records flag) if set, else
+// $LOCKSTEP_RECORDS, else .lockstep beside the plan file (planFile empty:
+// in the current directory).
+func Root(override, planFile string) string {
+	if override != "" {
+		return override
+	}
+	if env := os.Getenv(EnvRoot); env != "" {
+		return env
+	}
+	return filepath.Join(filepath.Dir(planFile), ".lockstep")
 }

@@ -153,8 +153,13 @@ func (w *Writer) Emit(e events.Event) {
 	if e.Attempt == 0 {
 		e.Attempt = w.n
 	}
-	if e.Type == events.AttemptStarted && e.Version == 0 {
-		e.Version = events.Version
+	if e.Type == events.AttemptStarted {
+		if e.Version == 0 {
+			e.Version = events.Version
+		}
+		if e.Start != nil {
+			e.Start = redactStart(e.Start)
+		}
 	}
 	if e.Type == events.Observed && e.Step != nil && e.Observation != nil {
 		w.observe(e)
@@ -249,6 +254,43 @@ func (w *Writer) Close() error {
 	}
 	w.closed = true
 	return w.err
+}
+
+// redactStart returns s with every trace of a sensitive variable's value
+// redacted: the runner redacts its value, and this makes sure its default
+// and a -var NAME=VALUE on the command line cannot reach the record either.
+// The runner's Start is left untouched.
+func redactStart(s *events.Start) *events.Start {
+	sensitive := map[string]bool{}
+	for name, v := range s.Vars {
+		if v == redacted {
+			sensitive[name] = true
+		}
+	}
+	if len(sensitive) == 0 {
+		return s
+	}
+	c := *s
+	c.Defaults = make(map[string]string, len(s.Defaults))
+	for name, v := range s.Defaults {
+		if sensitive[name] {
+			v = redacted
+		}
+		c.Defaults[name] = v
+	}
+	c.Args = make([]string, len(s.Args))
+	for i, arg := range s.Args {
+		// -var NAME=VALUE, -var=NAME=VALUE, --var ...
+		prefix, assignment := "", arg
+		if flag, rest, ok := strings.Cut(arg, "="); ok && strings.TrimLeft(flag, "-") == "var" {
+			prefix, assignment = flag+"=", rest
+		}
+		if name, _, ok := strings.Cut(assignment, "="); ok && sensitive[name] {
+			arg = prefix + name + "=" + redacted
+		}
+		c.Args[i] = arg
+	}
+	return &c
 }
 
 // cutValues returns o with its long values cut, leaving the runner's

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"lockstep/runner/records"
+)
+
+const attemptsUsage = `usage: lockstep attempts [flags] [PLAN]           the table of attempts
+       lockstep attempts show N [flags] [PLAN]    one attempt, whole
+       lockstep attempts diff A B [flags] [PLAN]  what changed from A to B
+
+PLAN is a plan file or a plan's name; with one plan in the records, it may
+be left out. N may be "last".
+
+flags:
+  --format text|markdown|json   (show also takes junit)
+  --records DIR                 where records are kept (default: .lockstep
+                                beside the plan, or $LOCKSTEP_RECORDS)
+`
+
+// usageError is a mistake in the command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Sprintf(format, args...)}
+}
+
+// attemptsArgs is the attempts command line, parsed with no I/O.
+type attemptsArgs struct {
+	verb    string // "", "show", "diff"
+	numbers []string
+	plan    string
+	format  string
+	records string
+}
+
+// attemptsCmd runs `lockstep attempts ARGS...` and returns the exit status.
+func attemptsCmd(args []string, stdout, stderr io.Writer) int {
+	a, err := parseAttempts(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, attemptsUsage)
+		return 0
+	}
+	if err == nil {
+		var out string
+		out, err = runAttempts(a)
+		if err == nil {
+			io.WriteString(stdout, out)
+			return 0
+		}
+	}
+	fmt.Fprintf(stderr, "lockstep: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "run 'lockstep attempts -h' for usage\n")
+		return 2
+	}
+	return 1
+}
+
+// parseAttempts reads flags wherever they stand among the arguments, so
+// that `attempts show 3 --format json` works as well as the flags first.
+func parseAttempts(args []string) (attemptsArgs, error) {
+	var a attemptsArgs
+	fs := flag.NewFlagSet("attempts", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&a.format, "format", "text", "")
+	fs.StringVar(&a.records, "records", "", "")
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return a, err
+			}
+			return a, usagef("%v", err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	if len(pos) > 0 && (pos[0] == "show" || pos[0] == "diff") {
+		a.verb, pos = pos[0], pos[1:]
+	}
+	want := map[string]int{"": 0, "show": 1, "diff": 2}[a.verb]
+	if len(pos) < want {
+		return a, usagef("attempts %s needs %d attempt number%s", a.verb, want, map[bool]string{true: "s"}[want > 1])
+	}
+	a.numbers, pos = pos[:want], pos[want:]
+	for _, n := range a.numbers {
+		if n != "last" {
+			if v, err := strconv.Atoi(n); err != nil || v < 1 {
+				return a, usagef("%q is not an attempt number", n)
+			}
+		}
+	}
+	switch len(pos) {
+	case 0:
+	case 1:
+		a.plan = pos[0]
+	default:
+		return a, usagef("unexpected arguments: %s", strings.Join(pos[1:], " "))
+	}
+	switch a.format {
+	case "text", "markdown", "json":
+	case "junit":
+		if a.verb != "show" {
+			return a, usagef("--format junit is for attempts show")
+		}
+	default:
+		return a, usagef("unknown format %q (want text, markdown or json)", a.format)
+	}
+	return a, nil
+}
+
+func runAttempts(a attemptsArgs) (string, error) {
+	root, plan, err := resolvePlan(a.records, a.plan, a.verb != "")
+	if err != nil {
+		return "", err
+	}
+	if a.verb == "" {
+		atts, err := records.List(root, plan)
+		if err != nil {
+			return "", err
+		}
+		if len(atts) == 0 && a.format != "json" {
+			return fmt.Sprintf("no attempts yet (records: %s)\n", root), nil
+		}
+		return records.Table(atts, a.format)
+	}
+	var atts []*records.Attempt
+	for _, n := range a.numbers {
+		att, err := loadAttempt(root, plan, n)
+		if err != nil {
+			return "", err
+		}
+		atts = append(atts, att)
+	}
+	if a.verb == "diff" {
+		return records.Diff(atts[0], atts[1], a.format)
+	}
+	if a.format == "junit" {
+		var b bytes.Buffer
+		err := records.WriteJUnit(&b, atts[0])
+		return b.String(), err
+	}
+	return records.Show(atts[0], a.format)
+}
+
+// resolvePlan finds the records root and the plan's name from the PLAN
+// argument: a plan file (its plan block's label, records beside it) or a
+// plan's name. Without it, one must be the only plan with attempts, when
+// one is needed.
+func resolvePlan(override, arg string, needOne bool) (root, plan string, err error) {
+	if arg != "" {
+		if info, err := os.Stat(arg); err == nil && !info.IsDir() {
+			name, err := planName(arg)
+			if err != nil {
+				return "", "", err
+			}
+			return records.Root(override, arg), name, nil
+		}
+	}
+	root = records.Root(override, "")
+	plans, err := records.Plans(root)
+	if err != nil {
+		return "", "", err
+	}
+	if arg != "" {
+		for _, p := range plans {
+			if p == arg {
+				return root, arg, nil
+			}
+		}
+		if len(plans) == 0 {
+			return "", "", fmt.Errorf("%s is neither a plan file nor a plan with attempts (no records in %s)", arg, root)
+		}
+		return "", "", fmt.Errorf("%s is neither a plan file nor a plan with attempts in %s (plans: %s)", arg, root, strings.Join(plans, ", "))
+	}
+	if !needOne {
+		return root, "", nil
+	}
+	switch len(plans) {
+	case 0:
+		return "", "", fmt.Errorf("no attempts yet (records: %s)", root)
+	case 1:
+		return root, plans[0], nil
+	}
+	return "", "", usagef("several plans have attempts (%s): name one", strings.Join(plans, ", "))
+}
+
+// planName is the name a plan file's attempts are kept under: its plan
+// block's label, else the file name without its extension.
+func planName(path string) (string, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read plan: %w", err)
+	}
+	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	f, diags := hclsyntax.ParseConfig(src, path, hcl.InitialPos)
+	if diags.HasErrors() {
+		return name, nil // attempts of a plan that no longer parses still show
+	}
+	body, ok := f.Body.(*hclsyntax.Body)
+	if !ok {
+		return name, nil
+	}
+	for _, b := range body.Blocks {
+		if b.Type == "plan" && len(b.Labels) == 1 {
+			return b.Labels[0], nil
+		}
+	}
+	return name, nil
+}
+
+// loadAttempt loads attempt n ("last" for the latest) of plan.
+func loadAttempt(root, plan, n string) (*records.Attempt, error) {
+	nums, err := records.Numbers(root, plan)
+	if err != nil {
+		return nil, err
+	}
+	if len(nums) == 0 {
+		return nil, fmt.Errorf("plan %s has no attempts yet (records: %s)", plan, root)
+	}
+	num := nums[len(nums)-1]
+	if n != "last" {
+		num, _ = strconv.Atoi(n)
+		found := false
+		for _, x := range nums {
+			found = found || x == num
+		}
+		if !found {
+			return nil, fmt.Errorf("plan %s has no attempt %d (attempts: %s)", plan, num, spans(nums))
+		}
+	}
+	return records.Load(records.AttemptDir(root, plan, num))
+}
+
+// spans renders sorted numbers as "1-4, 6".
+func spans(nums []int) string {
+	var parts []string
+	for i := 0; i < len(nums); {
+		j := i
+		for j+1 < len(nums) && nums[j+1] == nums[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", nums[i], nums[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(nums[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,349 @@
+package records
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"lockstep/runner/events"
+)
+
+// historyShown is how many recorded observations show lists for a step
+// that ended without evidence (the run was killed in it).
+const historyShown = 8
+
+// Show renders one attempt whole: what ran, where, with which variables;
+// each step's action, outcome, evidence, waiting history and log tails;
+// the metrics; what was cleaned up; the warnings.
+func Show(a *Attempt, format string) (string, error) {
+	format, err := checkFormat(format)
+	if err != nil {
+		return "", err
+	}
+	if format == JSON {
+		return toJSON(a)
+	}
+	p := newPage(format)
+	p.heading(1, fmt.Sprintf("%s attempt %d: %s", a.Plan, a.Number, status(a)))
+	switch {
+	case a.Running:
+		p.line("still running" + inStep(a))
+	case a.Outcome.Status != events.Confirmed:
+		p.line(whyLine(a.Outcome.Failed, &a.Outcome))
+	}
+	p.fields(
+		"note", a.Start.Note,
+		"started", stamp(a),
+		"took", tookLine(a),
+		"plan", planLine(a.Start),
+		"command", strings.Join(a.Start.Args, " "),
+		"lockstep", a.Start.Lockstep,
+		"record", a.Dir,
+	)
+	if a.Torn || a.Unreadable > 0 {
+		p.line(damageLine(a))
+	}
+
+	if len(a.Start.Vars) > 0 {
+		p.heading(2, "variables")
+		g := &grid{head: []string{"name", "value", "default"}}
+		for _, name := range sortedKeys(a.Start.Vars) {
+			v := a.Start.Vars[name]
+			d, ok := a.Start.Defaults[name]
+			switch {
+			case v == redacted:
+				d = ""
+			case !ok:
+				d = "(none)"
+			case d == v:
+				d = "(same)"
+			}
+			g.add(name, v, d)
+		}
+		p.table(g)
+	}
+
+	p.heading(2, "steps")
+	for _, s := range a.Steps {
+		showStep(p, a, s)
+	}
+
+	if ms := metricsOf([]*Attempt{a}); len(ms) > 0 {
+		p.heading(2, "metrics")
+		g := &grid{head: []string{"step", "metric", "value", "spread"}, right: []bool{false, false, true, false}}
+		for _, m := range ms {
+			v, _ := m.value(a)
+			g.add(m.step, m.name, num(v), spread(a, m))
+		}
+		p.table(g)
+	}
+
+	if len(a.Warnings) > 0 {
+		p.heading(2, "warnings")
+		var lines []string
+		for _, w := range a.Warnings {
+			l := w.Time.Format("15:04:05") + "  "
+			if w.Step != "" {
+				l += w.Step + ": "
+			}
+			lines = append(lines, l+w.Message)
+		}
+		p.list("", lines)
+	}
+	return p.String(), nil
+}
+
+func showStep(p *page, a *Attempt, s *Step) {
+	head := fmt.Sprintf("%d/%d %s", s.Index+1, max(s.Count, len(a.Steps)), s.Addr)
+	if s.Target != "" {
+		head += " on " + s.Target
+	}
+	state := s.State(a)
+	head += ": " + state
+	if s.Outcome != nil && s.Status != events.Skipped {
+		head += " after " + dur(s.Outcome.Duration)
+	}
+	p.heading(3, head)
+
+	o := s.Outcome
+	var reason, message string
+	if o != nil {
+		reason, message = o.Reason, o.ErrorMessage
+	}
+	if state == string(events.Interrupted) {
+		reason = "the run was killed in this step"
+	}
+	kv := []string{
+		"about", s.Description,
+		"error", message,
+		"reason", reason,
+	}
+	for _, act := range s.Actions {
+		kv = append(kv,
+			"ran", act.Command,
+			"process", processLine(act),
+			"exit code", exitCode(act.ExitCode),
+		)
+	}
+	if o != nil && len(o.Outputs) > 0 {
+		var outs []string
+		for _, k := range sortedKeys(o.Outputs) {
+			outs = append(outs, k+"="+o.Outputs[k])
+		}
+		kv = append(kv, "outputs", strings.Join(outs, " "))
+	}
+	if s.Progress != nil && o == nil {
+		kv = append(kv, "progress", progressLine(s.Progress))
+	}
+	p.fields(kv...)
+	if o != nil && len(o.Notes) > 0 {
+		var notes []string
+		for _, k := range sortedKeys(o.Notes) {
+			notes = append(notes, k+": "+o.Notes[k])
+		}
+		p.list("notes", notes)
+	}
+
+	var ev *events.Evidence
+	if o != nil {
+		ev = o.Evidence
+	}
+	if ev != nil {
+		var conds []string
+		for _, c := range ev.Conditions {
+			conds = append(conds, condLine(c))
+		}
+		p.list("evidence", conds)
+		var vals []string
+		for _, k := range sortedKeys(ev.Values) {
+			vals = append(vals, k+" = "+ev.Values[k])
+		}
+		p.list("values read", vals)
+		var hist []string
+		for _, h := range ev.History {
+			hist = append(hist, h.Time.Format("15:04:05")+"  "+h.Summary)
+		}
+		p.list("history", hist)
+		p.verbatim("log lines", "", ev.LogLines)
+		for _, addr := range sortedKeys(ev.LogTail) {
+			p.verbatim("log tail of "+addr, "", ev.LogTail[addr])
+		}
+	} else if len(s.Observations) > 0 {
+		// No evidence (the step did not end): what was last seen.
+		obs := s.Observations[max(0, len(s.Observations)-historyShown):]
+		var hist []string
+		for _, h := range obs {
+			hist = append(hist, h.Time.Format("15:04:05")+"  "+h.Summary)
+		}
+		p.list(fmt.Sprintf("last observations (%d recorded)", len(s.Observations)), hist)
+		last := s.Observations[len(s.Observations)-1]
+		var conds []string
+		for _, c := range last.Conditions {
+			conds = append(conds, condLine(c))
+		}
+		p.list("conditions when last observed", conds)
+	}
+	for _, c := range s.Cleanups {
+		p.fields("cleanup", fmt.Sprintf("pid %d: %s", c.PID, c.Result))
+	}
+}
+
+func condLine(c events.Condition) string {
+	state := string(c.State)
+	switch c.State {
+	case events.CondNotYet:
+		state = "not yet"
+	case events.CondUnknown:
+		state = "unknown"
+	}
+	l := fmt.Sprintf("%-7s  ", state)
+	if c.Kind == "abort_if" {
+		l += "abort_if "
+	}
+	l += c.Source
+	if c.Reason != "" {
+		l += "  (" + c.Reason + ")"
+	}
+	if c.Range != "" {
+		l += "  at " + c.Range
+	}
+	if c.ErrorMessage != "" && c.State != events.CondHeld || c.Kind == "abort_if" && c.ErrorMessage != "" {
+		l += `  "` + c.ErrorMessage + `"`
+	}
+	return l
+}
+
+func processLine(act events.Action) string {
+	var parts []string
+	if act.PID != 0 {
+		parts = append(parts, "pid "+strconv.Itoa(act.PID))
+	}
+	if act.PGID != 0 {
+		parts = append(parts, "pgid "+strconv.Itoa(act.PGID))
+	}
+	if act.Log != "" {
+		l := "log " + act.Log
+		if act.MovedLog != "" {
+			l += " (the previous log moved to " + act.MovedLog + ")"
+		}
+		parts = append(parts, l)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func exitCode(c *int) string {
+	if c == nil {
+		return ""
+	}
+	return strconv.Itoa(*c)
+}
+
+func progressLine(pr *events.Progress) string {
+	var parts []string
+	if pr.Fraction != nil {
+		parts = append(parts, fmt.Sprintf("%.0f%%", *pr.Fraction*100))
+	}
+	if pr.Done > 0 {
+		parts = append(parts, fmt.Sprintf("%d done", pr.Done))
+	}
+	if pr.Errors > 0 {
+		parts = append(parts, fmt.Sprintf("%d errors", pr.Errors))
+	}
+	if pr.LastLine != "" {
+		parts = append(parts, strconv.Quote(pr.LastLine))
+	}
+	parts = append(parts, "at "+dur(pr.Elapsed))
+	return strings.Join(parts, ", ")
+}
+
+// spread says how a repeated metric varied.
+func spread(a *Attempt, m metric) string {
+	for _, s := range a.Steps {
+		if s.Addr != m.step || s.Outcome == nil {
+			continue
+		}
+		st, ok := s.Outcome.Stats[m.name]
+		if !ok {
+			return ""
+		}
+		return fmt.Sprintf("median of %d, min %s, max %s, stddev %s", len(st.Values), num(st.Min), num(st.Max), num(st.Stddev))
+	}
+	return ""
+}
+
+func whyLine(step string, o *events.Outcome) string {
+	if o.ErrorMessage == "" {
+		if step == "" || strings.Contains(o.Reason, step) {
+			return o.Reason
+		}
+		return step + ": " + o.Reason
+	}
+	l := o.ErrorMessage
+	if step != "" {
+		l = step + ": " + l
+	}
+	if o.Reason != "" {
+		l += " (" + o.Reason + ")"
+	}
+	return l
+}
+
+func inStep(a *Attempt) string {
+	if a.InStep != "" {
+		return ", in step " + a.InStep
+	}
+	return ""
+}
+
+func stamp(a *Attempt) string {
+	if a.Started.IsZero() {
+		return ""
+	}
+	l := a.Started.Format("2006-01-02 15:04:05 -0700")
+	if a.Start.Host != "" {
+		l += " on " + a.Start.Host
+	}
+	if a.Start.User != "" {
+		l += " as " + a.Start.User
+	}
+	return l
+}
+
+func tookLine(a *Attempt) string {
+	d := a.Duration()
+	switch {
+	case a.Running:
+		return ""
+	case a.Incomplete && d > 0:
+		return dur(d) + " until its last recorded event"
+	case d > 0:
+		return dur(d)
+	}
+	return ""
+}
+
+func planLine(s events.Start) string {
+	l := s.PlanFile
+	if s.PlanSHA256 != "" {
+		l += " (sha256 " + short(s.PlanSHA256) + ")"
+	}
+	return strings.TrimSpace(l)
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+func damageLine(a *Attempt) string {
+	var parts []string
+	if a.Torn {
+		parts = append(parts, "its last line was cut short")
+	}
+	if a.Unreadable > 0 {
+		parts = append(parts, fmt.Sprintf("%d unreadable line%s skipped", a.Unreadable, plural(a.Unreadable)))
+	}
+	return "the record is damaged: " + strings.Join(parts, "; ")
+}
