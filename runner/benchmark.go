@@ -2,15 +2,128 @@ package runner
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/zclconf/go-cty/cty"
 
+	"lockstep/loads"
 	"lockstep/runner/events"
+	"lockstep/steps"
 )
 
-// benchmark runs the step's load or command and keeps its metrics.
+// benchmark runs the step's load or command and keeps its metrics; the
+// confirm loop then judges them (thresholds are postconditions).
 func (s *stepRun) benchmark(ctx, outer context.Context) (events.Outcome, bool) {
-	return s.errored(errNotYetBuilt), true
+	if s.st.Load != nil {
+		return s.runLoad(ctx, outer)
+	}
+	return s.runCommandBenchmark(ctx, outer)
+}
+
+func (s *stepRun) runLoad(ctx, outer context.Context) (events.Outcome, bool) {
+	ectx := s.evalContext(s.r.o.Scope)
+	attrs := map[string]cty.Value{}
+	for name, expr := range s.st.Load.Attrs {
+		v, diags := expr.Value(ectx)
+		if diags.HasErrors() {
+			return s.errored(fmt.Errorf("load: %s: %s", name, diagText(diags))), true
+		}
+		attrs[name], _ = v.UnmarkDeep()
+	}
+	l, err := steps.NewLoad(s.st.Load.Kind, attrs)
+	if err != nil {
+		return s.errored(err), true
+	}
+	url := ""
+	if u, ok := attrs["url"]; ok && u.Type() == cty.String {
+		url = u.AsString()
+	}
+	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: fmt.Sprintf("load %q against %s", s.st.Load.Kind, url)}})
+	res, err := l.Run(ctx, s.t.Dial, func(p loads.Progress) {
+		s.r.emit(events.Event{Type: events.Progressed, Step: &s.ev, Progress: &events.Progress{Elapsed: p.Elapsed, Done: p.Done, Errors: p.Errors, Rate: p.Rate}})
+	})
+	if ctx.Err() != nil {
+		d, _ := s.r.timeout(s.st)
+		return s.ended(ctx, outer, d), true
+	}
+	if err != nil {
+		return s.errored(fmt.Errorf("load: %w", err)), true
+	}
+	s.metrics = res.Metrics
+	s.notes = res.Notes
+	for i, sample := range res.Samples {
+		if s.notes == nil {
+			s.notes = map[string]string{}
+		}
+		s.notes[fmt.Sprintf("sample_%d", i+1)] = cut(sample, 500)
+	}
+	return events.Outcome{}, false
+}
+
+// runCommandBenchmark runs the command (repeat times) and extracts its
+// metrics from each run's output.
+func (s *stepRun) runCommandBenchmark(ctx, outer context.Context) (events.Outcome, bool) {
+	cmd, shown, err := s.command()
+	if err != nil {
+		return s.errored(err), true
+	}
+	specs := make([]loads.MetricSpec, len(s.st.Metrics))
+	for i, m := range s.st.Metrics {
+		specs[i] = loads.MetricSpec{Name: m.Name, Regex: m.Regex, JSON: m.JSON}
+	}
+	runs := max(s.st.Repeat, 1)
+	values := map[string][]float64{}
+	for i := range runs {
+		s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown}})
+		res, err := s.t.Run(ctx, cmd)
+		if ctx.Err() != nil {
+			d, _ := s.r.timeout(s.st)
+			return s.ended(ctx, outer, d), true
+		}
+		if err != nil {
+			return s.errored(err), true
+		}
+		for k, v := range commandSelf(res) {
+			s.self[k] = v
+		}
+		code := res.ExitCode
+		s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown, ExitCode: &code}})
+		if code != 0 {
+			return events.Outcome{Status: events.Failed, Reason: fmt.Sprintf("run %d of %d exited with status %d", i+1, runs, code), Evidence: &events.Evidence{LogLines: lastLines(string(res.Stdout)+string(res.Stderr), 20)}}, true
+		}
+		m, err := loads.Extract(res.Stdout, specs)
+		if err != nil {
+			return events.Outcome{Status: events.Failed, Reason: fmt.Sprintf("run %d of %d: %v", i+1, runs, err), Evidence: &events.Evidence{LogLines: lastLines(string(res.Stdout), 20)}}, true
+		}
+		for k, v := range m {
+			values[k] = append(values[k], v)
+		}
+		done := float64(i+1) / float64(runs)
+		s.r.emit(events.Event{Type: events.Progressed, Step: &s.ev, Progress: &events.Progress{Fraction: &done, Done: int64(i + 1)}})
+	}
+	s.metrics = map[string]float64{}
+	for k, vs := range values {
+		if s.st.Repeat > 0 {
+			st := loads.Summarize(vs)
+			if s.stats == nil {
+				s.stats = map[string]events.MetricStats{}
+			}
+			s.stats[k] = events.MetricStats{Values: st.Values, Median: st.Median, Min: st.Min, Max: st.Max, Stddev: st.Stddev}
+			// The record and the tables show the median.
+			s.metrics[k] = st.Median
+			continue
+		}
+		s.metrics[k] = vs[0]
+	}
+	return events.Outcome{}, false
+}
+
+func lastLines(s string, n int) []string {
+	f := steps.LinesOf(s)
+	if len(f) > n {
+		f = f[len(f)-n:]
+	}
+	return f
 }
 
 // metricsValue is self.metrics: NAME -> number, or for a repeated

@@ -22,9 +22,7 @@ func (r *run) cleanup(ctx context.Context) {
 		case err != nil:
 			c.Result = "could not be checked: " + err.Error()
 		case !st.Alive:
-			c.Result = (&diedError{l: l, state: st}).Error()
-			c.Result = c.Result[len(l.addr)+1:]
-			c.Result = "had already ended: " + c.Result
+			c.Result = "had already ended: it " + (&diedError{l: l, state: st}).how()
 		case l.keep:
 			c.Kept = true
 			c.Result = fmt.Sprintf("kept running (pid %d, process group %d)", l.proc.PID, l.proc.PGID)

@@ -219,8 +219,8 @@ func (s *stepRun) defaults() []events.Condition {
 		alive := events.Condition{Kind: "default", Source: fmt.Sprintf("the process is alive after its grace period (%s)", s.grace), State: events.CondHeld}
 		if a := s.self["alive"]; a == cty.NilVal || !a.True() {
 			alive.State, alive.Reason = events.CondFalse, "the process is not running"
-		} else if el := time.Since(s.start); el < s.grace {
-			alive.State, alive.Reason = events.CondNotYet, fmt.Sprintf("alive for %s of %s", el.Round(10*time.Millisecond), s.grace)
+		} else if time.Since(s.start) < s.grace {
+			alive.State, alive.Reason = events.CondNotYet, fmt.Sprintf("alive, within its grace period (%s)", s.grace)
 		}
 		return []events.Condition{started, alive}
 	}
@@ -350,6 +350,9 @@ func summary(t turn) string {
 // note emits the observation when it changed (or every heartbeat) and
 // keeps it in the waiting history.
 func (s *stepRun) note(t turn) {
+	if t.allHeld && t.aborted == nil {
+		return
+	}
 	sum := summary(t)
 	if len(t.values) > 0 && !t.allHeld {
 		var vs []string

@@ -23,6 +23,10 @@ type diedError struct {
 }
 
 func (e *diedError) Error() string {
+	return fmt.Sprintf("%s (pid %d) %s", e.l.addr, e.l.proc.PID, e.how())
+}
+
+func (e *diedError) how() string {
 	how := "exited"
 	switch {
 	case e.state.Replaced:
@@ -32,7 +36,7 @@ func (e *diedError) Error() string {
 	case e.state.ExitCode >= 0:
 		how = fmt.Sprintf("exited with status %d", e.state.ExitCode)
 	}
-	return fmt.Sprintf("%s (pid %d) %s", e.l.addr, e.l.proc.PID, how)
+	return how
 }
 
 func (e *diedError) Unwrap() error { return errProcessDied }

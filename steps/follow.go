@@ -97,8 +97,11 @@ func (f *Follower) Poll(ctx context.Context) (bool, error) {
 func (f *Follower) Text() string { return string(f.text) }
 
 // Lines are the complete and partial lines of Text.
-func (f *Follower) Lines() []string {
-	s := strings.TrimRight(string(f.text), "\n")
+func (f *Follower) Lines() []string { return LinesOf(string(f.text)) }
+
+// LinesOf splits text into lines, without a last empty one.
+func LinesOf(text string) []string {
+	s := strings.TrimRight(text, "\n")
 	if s == "" {
 		return nil
 	}

@@ -103,7 +103,7 @@ func parseRunFlags(args []string) (runFlags, error) {
 func runCmd(args []string, stdout, stderr io.Writer) int {
 	f, err := parseRunFlags(args)
 	if err != nil {
-		return usageError(stderr, "run", err)
+		return failUsage(stdout, stderr, runUsage, err)
 	}
 	p, diags := plans.ParseFile(f.plan)
 	if diags.HasErrors() {
@@ -113,7 +113,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	writeDiags(stderr, p, diags) // warnings
 	combos, err := matrixCombos(f.matrix)
 	if err != nil {
-		return usageError(stderr, "run", err)
+		return failUsage(stdout, stderr, runUsage, err)
 	}
 	// Every combination is resolved before the first runs: a bad value
 	// fails the whole matrix up front, with nothing half-done.
@@ -126,7 +126,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		scopes[i] = s
 	}
-	root := recordsRoot(f)
+	root := records.Root(f.records, f.plan)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -149,7 +149,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if len(combos) > 1 && len(numbers) > 0 && !f.json {
-		if table, err := records.MatrixTable(root, p.Name, numbers, "text"); err == nil {
+		if table, err := records.Matrix(root, p.Name, numbers, "text"); err == nil {
 			fmt.Fprintln(stdout)
 			fmt.Fprint(stdout, table)
 		} else {
@@ -235,18 +235,6 @@ func newView(f runFlags, stdout io.Writer) (events.Observer, func()) {
 		return v, v.Close
 	}
 	return newLineView(stdout, st), func() {}
-}
-
-// recordsRoot is where attempts are kept: --records, LOCKSTEP_RECORDS, or
-// .lockstep beside the plan.
-func recordsRoot(f runFlags) string {
-	switch {
-	case f.records != "":
-		return f.records
-	case os.Getenv("LOCKSTEP_RECORDS") != "":
-		return os.Getenv("LOCKSTEP_RECORDS")
-	}
-	return filepath.Join(filepath.Dir(f.plan), ".lockstep")
 }
 
 // matrixCombos expands --matrix flags into one list of -var settings per
