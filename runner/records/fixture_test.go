@@ -135,6 +135,8 @@ func attemptEvents(r run) []events.Event {
 			}, Values: map[string]string{"probe.chat.status": "200", "probe.chat.json.choices[0].message.content": `"4"`}},
 		}}),
 		ev(31*time.Second, events.Event{Type: events.StepStarted, Step: step(3)}),
+		ev(31*time.Second, events.Event{Type: events.Warning, Step: step(3), Message: "load: 12 requests queued past the warmup"}),
+		ev(61*time.Second, events.Event{Type: events.Progressed, Step: step(3), Progress: &events.Progress{Elapsed: 30 * time.Second, Done: 2048, Rate: 68.3}}),
 		ev(31*time.Second, events.Event{Type: events.StepAction, Step: step(3), Action: &events.Action{Command: "load openai http://127.0.0.1:30000/v1/chat/completions concurrency=1024 requests=4096"}}),
 		ev(91*time.Second, events.Event{Type: events.StepFinished, Step: step(3), Outcome: &events.Outcome{
 			Status: events.Confirmed, Duration: time.Minute,
@@ -142,6 +144,9 @@ func attemptEvents(r run) []events.Event {
 				"total_tokens_per_s": r.tokens, "output_tokens_per_s": r.tokens / 4, "requests_per_s": r.tokens / 1000,
 				"ttft_p99_ms": r.p99, "latency_p99_ms": r.p99 * 3, "errors": 0, "achieved_concurrency": 1010,
 			},
+			Stats: map[string]events.MetricStats{"total_tokens_per_s": {
+				Values: []float64{r.tokens * 0.98, r.tokens, r.tokens * 1.01}, Median: r.tokens, Min: r.tokens * 0.98, Max: r.tokens * 1.01, Stddev: r.tokens * 0.0125,
+			}},
 			Evidence: &events.Evidence{Conditions: []events.Condition{
 				{Kind: "postcondition", Source: "self.metrics.total_tokens_per_s >= 1000", State: events.CondHeld},
 			}},

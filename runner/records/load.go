@@ -117,13 +117,14 @@ func Load(dir string) (*Attempt, error) {
 		a.Plan = filepath.Base(filepath.Dir(dir))
 	}
 	path := filepath.Join(dir, EventsFile)
+	// The lock before the data: a writer gone by now has written all it
+	// will; one that finishes in between leaves attempt_finished in what
+	// is read, and then the attempt is not running.
+	a.Running = beingWritten(path)
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("read attempt %d: %w", a.Number, err)
 	}
-	// Read the lock after the data: a writer that finished in between
-	// leaves attempt_finished in what was read or is gone.
-	a.Running = beingWritten(path)
 	lines := bytes.Split(data, []byte("\n"))
 	for i, line := range lines {
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -230,6 +231,7 @@ func (a *Attempt) step(st events.Step) *Step {
 // finish settles an attempt whose record has no attempt_finished.
 func (a *Attempt) finish(empty bool) {
 	if !a.Finished.IsZero() {
+		a.Running = false
 		return
 	}
 	a.Incomplete = true

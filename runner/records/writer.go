@@ -33,6 +33,11 @@ const (
 // before the step ends is always written.
 const observeEvery = 10 * time.Second
 
+// Progress (a load's counters, a fraction) is written at most this often
+// per step; a record reader wants the last one, and a 10-minute benchmark
+// reporting every 100 ms would otherwise write 6,000.
+const progressEvery = 5 * time.Second
+
 // Observed values longer than this are cut in the record: a log probe's
 // text can be megabytes, and the step's evidence keeps what decided it.
 const maxValueBytes = 4096
@@ -52,13 +57,19 @@ type Writer struct {
 	n    int
 	dir  string
 
-	mu      sync.Mutex
-	f       *os.File
-	err     error
-	broken  bool // the last write failed: start the next line afresh
-	last    map[string]observed
-	pending map[string]events.Event // a repeat not yet written, per step
-	closed  bool
+	mu       sync.Mutex
+	f        *os.File
+	err      error
+	broken   bool // the last write failed: start the next line afresh
+	last     map[string]observed
+	progress map[string]time.Time        // when each step's progress was last written
+	pending  map[pendingKey]events.Event // held back, not yet written
+	closed   bool
+}
+
+type pendingKey struct {
+	typ  events.Type
+	step string
 }
 
 type observed struct {
@@ -108,12 +119,13 @@ func Open(root, plan string) (*Writer, error) {
 	}
 	syncDir(dir)
 	return &Writer{
-		plan:    plan,
-		n:       n,
-		dir:     dir,
-		f:       f,
-		last:    map[string]observed{},
-		pending: map[string]events.Event{},
+		plan:     plan,
+		n:        n,
+		dir:      dir,
+		f:        f,
+		last:     map[string]observed{},
+		progress: map[string]time.Time{},
+		pending:  map[pendingKey]events.Event{},
 	}, nil
 }
 
@@ -165,6 +177,10 @@ func (w *Writer) Emit(e events.Event) {
 		w.observe(e)
 		return
 	}
+	if e.Type == events.Progressed && e.Step != nil {
+		w.progressed(e)
+		return
+	}
 	if e.Step != nil && e.Type == events.StepFinished {
 		w.flushPending(e.Step.Addr)
 	}
@@ -185,25 +201,44 @@ func (w *Writer) observe(e events.Event) {
 	addr := e.Step.Addr
 	e.Observation = cutValues(e.Observation)
 	last, seen := w.last[addr]
+	key := pendingKey{events.Observed, addr}
 	if seen && last.summary == e.Observation.Summary && e.Time.Sub(last.time) < observeEvery {
-		w.pending[addr] = e
+		w.pending[key] = e
 		return
 	}
-	delete(w.pending, addr)
+	delete(w.pending, key)
 	w.write(e)
 	w.last[addr] = observed{summary: e.Observation.Summary, time: e.Time}
 }
 
+// progressed writes a step's progress at most every progressEvery, holding
+// the latest back until then or the end of the step.
+func (w *Writer) progressed(e events.Event) {
+	addr := e.Step.Addr
+	key := pendingKey{events.Progressed, addr}
+	if last, ok := w.progress[addr]; ok && e.Time.Sub(last) < progressEvery {
+		w.pending[key] = e
+		return
+	}
+	delete(w.pending, key)
+	w.write(e)
+	w.progress[addr] = e.Time
+}
+
+// flushPending writes what is held back for a step, observation first.
 func (w *Writer) flushPending(addr string) {
-	if e, ok := w.pending[addr]; ok {
-		delete(w.pending, addr)
-		w.write(e)
+	for _, typ := range []events.Type{events.Observed, events.Progressed} {
+		key := pendingKey{typ, addr}
+		if e, ok := w.pending[key]; ok {
+			delete(w.pending, key)
+			w.write(e)
+		}
 	}
 }
 
 func (w *Writer) flushAll() {
-	for addr := range w.pending {
-		w.flushPending(addr)
+	for key := range w.pending {
+		w.flushPending(key.step)
 	}
 }
 

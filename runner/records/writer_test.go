@@ -306,6 +306,28 @@ func TestRepeatedObservationsAreThinned(t *testing.T) {
 	}
 }
 
+func TestProgressIsThinnedToTheLatest(t *testing.T) {
+	w, err := Open(t.TempDir(), "glm5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := &planSteps[3]
+	for i := range 100 { // every 100ms for 10s
+		w.Emit(events.Event{Type: events.Progressed, Time: at(time.Duration(i) * 100 * time.Millisecond), Step: step,
+			Progress: &events.Progress{Elapsed: time.Duration(i) * 100 * time.Millisecond, Done: int64(i)}})
+	}
+	w.Emit(events.Event{Type: events.StepFinished, Time: at(10 * time.Second), Step: step, Outcome: &events.Outcome{Status: events.Confirmed}})
+	emitAll(t, w, nil)
+	data, _ := os.ReadFile(filepath.Join(w.Dir(), EventsFile))
+	if n := strings.Count(string(data), `"type":"progress"`); n != 3 { // at 0s, 5s, and the last
+		t.Errorf("%d progress events written, want 3", n)
+	}
+	a, _ := Load(w.Dir())
+	if p := a.Steps[0].Progress; p == nil || p.Done != 99 {
+		t.Errorf("last progress %+v, want done 99", p)
+	}
+}
+
 func TestLongObservedValuesAreCut(t *testing.T) {
 	w, err := Open(t.TempDir(), "glm5")
 	if err != nil {
