@@ -379,7 +379,7 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 				fmt.Sprintf("step.%s is declared at %s, after this step; steps run in file order, so its outputs do not exist yet. Move that step before this one.", addr, where(c.plan.Steps[idx].DeclRange)))
 		}
 		if attr, ok := attrAt(tr, 3); ok && k.Output(attr) == nil {
-			return errd("Unsupported attribute", c.outputsDetail("A "+kind+" step", attr, k.Self))
+			return errd("Unsupported attribute", c.outputsDetail(article(kind)+" "+kind+" step", attr, k.Self))
 		}
 	case "self":
 		if step == nil {
@@ -391,7 +391,7 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 		}
 		if len(k.Self) == 0 {
 			return errd("Invalid reference",
-				fmt.Sprintf("A %s step takes no action, so it has no self outputs. Observe state with a probe block and refer to probe.NAME.ATTR.", step.Kind))
+				fmt.Sprintf("%s %s step takes no action, so it has no self outputs. Observe state with a probe block and refer to probe.NAME.ATTR.", article(step.Kind), step.Kind))
 		}
 		attr, ok := attrAt(tr, 1)
 		if !ok {
@@ -402,7 +402,7 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 				fmt.Sprintf("self.%s is this step's observed state, known only after its action ran. Use self in postcondition, abort_if, progress or a probe.", attr))
 		}
 		if k.Output(attr) == nil {
-			return errd("Unsupported attribute", c.outputsDetail("A "+step.Kind+" step", attr, k.Self))
+			return errd("Unsupported attribute", c.outputsDetail(article(step.Kind)+" "+step.Kind+" step", attr, k.Self))
 		}
 		if attr == "metrics" && len(step.Metrics) > 0 {
 			if m, ok := attrAt(tr, 2); ok && !hasMetric(step, m) {
@@ -444,7 +444,7 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 			return nil
 		}
 		if attr, ok := attrAt(tr, 2); ok && k.Output(attr) == nil {
-			return errd("Unsupported attribute", c.outputsDetail("A "+probe.Kind+" probe", attr, k.Outputs))
+			return errd("Unsupported attribute", c.outputsDetail(article(probe.Kind)+" "+probe.Kind+" probe", attr, k.Outputs))
 		}
 	default:
 		return errd("Unknown variable",
@@ -681,10 +681,10 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 	switch s.Kind {
 	case "run", "launch":
 		if s.Command == nil {
-			missing("Missing command", fmt.Sprintf("A %s step needs command = \"...\", the shell command it %s.", s.Kind, map[string]string{"run": "runs to completion", "launch": "starts"}[s.Kind]), s.DeclRange)
+			missing("Missing command", fmt.Sprintf("%s %s step needs command = \"...\", the shell command it %s.", article(s.Kind), s.Kind, map[string]string{"run": "runs to completion", "launch": "starts"}[s.Kind]), s.DeclRange)
 		}
 	case "wait", "assert":
-		if len(s.Postconditions) == 0 {
+		if s.postBlocks == 0 {
 			what := "A wait polls until its postconditions hold; without one it has nothing to wait for."
 			if s.Kind == "assert" {
 				what = "An assert checks its postconditions; without one it asserts nothing."
