@@ -778,12 +778,8 @@ func (c *checker) command(e hcl.Expression, ctx refContext, i int) hcl.Diagnosti
 	default:
 		return diags
 	}
-	ectx := c.evalContext(c.plan.Steps[i])
 	for _, part := range parts {
-		if _, lit := part.(*hclsyntax.LiteralValueExpr); lit {
-			continue
-		}
-		if call, ok := part.(*hclsyntax.FunctionCallExpr); ok && call.Name == "shellquote" {
+		if c.shellClean(part, nil, map[string]bool{}) {
 			continue
 		}
 		var names []string
@@ -797,9 +793,6 @@ func (c *checker) command(e hcl.Expression, ctx refContext, i int) hcl.Diagnosti
 		if len(names) == 0 {
 			continue
 		}
-		if pv, ds := part.Value(ectx); !ds.HasErrors() && shellSafe(pv) {
-			continue
-		}
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagWarning,
 			Summary:  "Unquoted value in a command",
@@ -809,6 +802,94 @@ func (c *checker) command(e hcl.Expression, ctx refContext, i int) hcl.Diagnosti
 		})
 	}
 	return diags
+}
+
+// shellClean tells whether the value of e can only carry a variable's or
+// a local's text into a command through shellquote: quoted, or a number
+// or bool, or a known harmless string, or built only from such parts.
+// tainted holds for-expression names bound to unquoted values; seen guards
+// against cycles through locals.
+func (c *checker) shellClean(e hclsyntax.Expression, tainted map[string]bool, seen map[string]bool) bool {
+	switch e := e.(type) {
+	case *hclsyntax.LiteralValueExpr:
+		return true
+	case *hclsyntax.FunctionCallExpr:
+		if e.Name == "shellquote" {
+			return true
+		}
+		for _, a := range e.Args {
+			if !c.shellClean(a, tainted, seen) {
+				return false
+			}
+		}
+		return true
+	case *hclsyntax.ScopeTraversalExpr:
+		root := e.Traversal.RootName()
+		name, _ := attrAt(e.Traversal, 1)
+		switch root {
+		case "var":
+			if v := c.vars[name]; v != nil {
+				return v.Type == cty.Number || v.Type == cty.Bool
+			}
+			return true
+		case "local":
+			if shellSafe(c.localVals[name]) {
+				return true
+			}
+			l := c.locals[name]
+			if l == nil || seen[name] {
+				return l == nil
+			}
+			seen[name] = true
+			defer delete(seen, name)
+			le, ok := l.Expr.(hclsyntax.Expression)
+			return ok && c.shellClean(le, nil, seen)
+		}
+		return !tainted[root]
+	case *hclsyntax.TemplateExpr:
+		for _, p := range e.Parts {
+			if !c.shellClean(p, tainted, seen) {
+				return false
+			}
+		}
+		return true
+	case *hclsyntax.TemplateWrapExpr:
+		return c.shellClean(e.Wrapped, tainted, seen)
+	case *hclsyntax.ParenthesesExpr:
+		return c.shellClean(e.Expression, tainted, seen)
+	case *hclsyntax.ConditionalExpr:
+		return c.shellClean(e.TrueResult, tainted, seen) && c.shellClean(e.FalseResult, tainted, seen)
+	case *hclsyntax.BinaryOpExpr, *hclsyntax.UnaryOpExpr:
+		return true // numbers and bools
+	case *hclsyntax.TupleConsExpr:
+		for _, x := range e.Exprs {
+			if !c.shellClean(x, tainted, seen) {
+				return false
+			}
+		}
+		return true
+	case *hclsyntax.ForExpr:
+		inner := map[string]bool{}
+		for k, v := range tainted {
+			inner[k] = v
+		}
+		dirty := !c.shellClean(e.CollExpr, tainted, seen)
+		if e.KeyVar != "" {
+			inner[e.KeyVar] = dirty
+		}
+		inner[e.ValVar] = dirty
+		return c.shellClean(e.ValExpr, inner, seen) && (e.KeyExpr == nil || c.shellClean(e.KeyExpr, inner, seen))
+	case *hclsyntax.IndexExpr:
+		return c.shellClean(e.Collection, tainted, seen)
+	case *hclsyntax.RelativeTraversalExpr:
+		return c.shellClean(e.Source, tainted, seen)
+	}
+	for _, tr := range e.Variables() {
+		if r := tr.RootName(); r == "var" || r == "local" || tainted[r] {
+			return false
+		}
+	}
+	return true
 }
 
 func partSource(src []byte, e hcl.Expression) []byte {
