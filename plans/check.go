@@ -379,7 +379,7 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 				fmt.Sprintf("step.%s is declared at %s, after this step; steps run in file order, so its outputs do not exist yet. Move that step before this one.", addr, where(c.plan.Steps[idx].DeclRange)))
 		}
 		if attr, ok := attrAt(tr, 3); ok && k.Output(attr) == nil {
-			return errd("Unsupported attribute", c.outputsDetail("A "+kind+" step", attr, k.Self))
+			return errd("Unsupported attribute", c.outputsDetail(article(kind)+" "+kind+" step", attr, k.Self))
 		}
 	case "self":
 		if step == nil {
@@ -391,7 +391,7 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 		}
 		if len(k.Self) == 0 {
 			return errd("Invalid reference",
-				fmt.Sprintf("A %s step takes no action, so it has no self outputs. Observe state with a probe block and refer to probe.NAME.ATTR.", step.Kind))
+				fmt.Sprintf("%s %s step takes no action, so it has no self outputs. Observe state with a probe block and refer to probe.NAME.ATTR.", article(step.Kind), step.Kind))
 		}
 		attr, ok := attrAt(tr, 1)
 		if !ok {
@@ -402,7 +402,7 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 				fmt.Sprintf("self.%s is this step's observed state, known only after its action ran. Use self in postcondition, abort_if, progress or a probe.", attr))
 		}
 		if k.Output(attr) == nil {
-			return errd("Unsupported attribute", c.outputsDetail("A "+step.Kind+" step", attr, k.Self))
+			return errd("Unsupported attribute", c.outputsDetail(article(step.Kind)+" "+step.Kind+" step", attr, k.Self))
 		}
 		if attr == "metrics" && len(step.Metrics) > 0 {
 			if m, ok := attrAt(tr, 2); ok && !hasMetric(step, m) {
@@ -444,7 +444,7 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 			return nil
 		}
 		if attr, ok := attrAt(tr, 2); ok && k.Output(attr) == nil {
-			return errd("Unsupported attribute", c.outputsDetail("A "+probe.Kind+" probe", attr, k.Outputs))
+			return errd("Unsupported attribute", c.outputsDetail(article(probe.Kind)+" "+probe.Kind+" probe", attr, k.Outputs))
 		}
 	default:
 		return errd("Unknown variable",
@@ -681,10 +681,10 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 	switch s.Kind {
 	case "run", "launch":
 		if s.Command == nil {
-			missing("Missing command", fmt.Sprintf("A %s step needs command = \"...\", the shell command it %s.", s.Kind, map[string]string{"run": "runs to completion", "launch": "starts"}[s.Kind]), s.DeclRange)
+			missing("Missing command", fmt.Sprintf("%s %s step needs command = \"...\", the shell command it %s.", article(s.Kind), s.Kind, map[string]string{"run": "runs to completion", "launch": "starts"}[s.Kind]), s.DeclRange)
 		}
 	case "wait", "assert":
-		if len(s.Postconditions) == 0 {
+		if s.postBlocks == 0 {
 			what := "A wait polls until its postconditions hold; without one it has nothing to wait for."
 			if s.Kind == "assert" {
 				what = "An assert checks its postconditions; without one it asserts nothing."
@@ -778,12 +778,8 @@ func (c *checker) command(e hcl.Expression, ctx refContext, i int) hcl.Diagnosti
 	default:
 		return diags
 	}
-	ectx := c.evalContext(c.plan.Steps[i])
 	for _, part := range parts {
-		if _, lit := part.(*hclsyntax.LiteralValueExpr); lit {
-			continue
-		}
-		if call, ok := part.(*hclsyntax.FunctionCallExpr); ok && call.Name == "shellquote" {
+		if c.shellClean(part, nil, map[string]bool{}) {
 			continue
 		}
 		var names []string
@@ -797,9 +793,6 @@ func (c *checker) command(e hcl.Expression, ctx refContext, i int) hcl.Diagnosti
 		if len(names) == 0 {
 			continue
 		}
-		if pv, ds := part.Value(ectx); !ds.HasErrors() && shellSafe(pv) {
-			continue
-		}
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagWarning,
 			Summary:  "Unquoted value in a command",
@@ -809,6 +802,94 @@ func (c *checker) command(e hcl.Expression, ctx refContext, i int) hcl.Diagnosti
 		})
 	}
 	return diags
+}
+
+// shellClean tells whether the value of e can only carry a variable's or
+// a local's text into a command through shellquote: quoted, or a number
+// or bool, or a known harmless string, or built only from such parts.
+// tainted holds for-expression names bound to unquoted values; seen guards
+// against cycles through locals.
+func (c *checker) shellClean(e hclsyntax.Expression, tainted map[string]bool, seen map[string]bool) bool {
+	switch e := e.(type) {
+	case *hclsyntax.LiteralValueExpr:
+		return true
+	case *hclsyntax.FunctionCallExpr:
+		if e.Name == "shellquote" {
+			return true
+		}
+		for _, a := range e.Args {
+			if !c.shellClean(a, tainted, seen) {
+				return false
+			}
+		}
+		return true
+	case *hclsyntax.ScopeTraversalExpr:
+		root := e.Traversal.RootName()
+		name, _ := attrAt(e.Traversal, 1)
+		switch root {
+		case "var":
+			if v := c.vars[name]; v != nil {
+				return v.Type == cty.Number || v.Type == cty.Bool
+			}
+			return true
+		case "local":
+			if shellSafe(c.localVals[name]) {
+				return true
+			}
+			l := c.locals[name]
+			if l == nil || seen[name] {
+				return l == nil
+			}
+			seen[name] = true
+			defer delete(seen, name)
+			le, ok := l.Expr.(hclsyntax.Expression)
+			return ok && c.shellClean(le, nil, seen)
+		}
+		return !tainted[root]
+	case *hclsyntax.TemplateExpr:
+		for _, p := range e.Parts {
+			if !c.shellClean(p, tainted, seen) {
+				return false
+			}
+		}
+		return true
+	case *hclsyntax.TemplateWrapExpr:
+		return c.shellClean(e.Wrapped, tainted, seen)
+	case *hclsyntax.ParenthesesExpr:
+		return c.shellClean(e.Expression, tainted, seen)
+	case *hclsyntax.ConditionalExpr:
+		return c.shellClean(e.TrueResult, tainted, seen) && c.shellClean(e.FalseResult, tainted, seen)
+	case *hclsyntax.BinaryOpExpr, *hclsyntax.UnaryOpExpr:
+		return true // numbers and bools
+	case *hclsyntax.TupleConsExpr:
+		for _, x := range e.Exprs {
+			if !c.shellClean(x, tainted, seen) {
+				return false
+			}
+		}
+		return true
+	case *hclsyntax.ForExpr:
+		inner := map[string]bool{}
+		for k, v := range tainted {
+			inner[k] = v
+		}
+		dirty := !c.shellClean(e.CollExpr, tainted, seen)
+		if e.KeyVar != "" {
+			inner[e.KeyVar] = dirty
+		}
+		inner[e.ValVar] = dirty
+		return c.shellClean(e.ValExpr, inner, seen) && (e.KeyExpr == nil || c.shellClean(e.KeyExpr, inner, seen))
+	case *hclsyntax.IndexExpr:
+		return c.shellClean(e.Collection, tainted, seen)
+	case *hclsyntax.RelativeTraversalExpr:
+		return c.shellClean(e.Source, tainted, seen)
+	}
+	for _, tr := range e.Variables() {
+		if r := tr.RootName(); r == "var" || r == "local" || tainted[r] {
+			return false
+		}
+	}
+	return true
 }
 
 func partSource(src []byte, e hcl.Expression) []byte {

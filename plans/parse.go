@@ -54,6 +54,7 @@ func Parse(filename string, src []byte) (*Plan, hcl.Diagnostics) {
 	}
 	if diags.HasErrors() || file == nil || file.Body == nil {
 		// A body with syntax errors decodes into noise.
+		sortDiagnostics(diags)
 		return p, diags
 	}
 	d := &decoder{lang: Language(), plan: p, src: src}
@@ -96,7 +97,7 @@ type decoder struct {
 func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
 	schema := &hcl.BodySchema{}
 	for _, b := range d.lang.Blocks {
-		schema.Blocks = append(schema.Blocks, hcl.BlockHeaderSchema{Type: b.Type, LabelNames: b.Labels})
+		schema.Blocks = append(schema.Blocks, hcl.BlockHeaderSchema{Type: b.Type, LabelNames: lower(b.Labels)})
 	}
 	content, diags := body.Content(schema)
 	d.stepProbes = map[*Step]map[string]*Probe{}
@@ -207,9 +208,19 @@ func schemaFor(attrs []Attr, blocks []Block) *hcl.BodySchema {
 		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: a.Name})
 	}
 	for _, b := range blocks {
-		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: b.Type, LabelNames: b.Labels})
+		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: b.Type, LabelNames: lower(b.Labels)})
 	}
 	return s
+}
+
+// lower turns the docs' label names (KIND, NAME) into the words hcl's
+// messages use ("Missing name for step").
+func lower(labels []string) []string {
+	out := make([]string, len(labels))
+	for i, l := range labels {
+		out[i] = strings.ToLower(l)
+	}
+	return out
 }
 
 func (d *decoder) blockSchema(typ string) *Block {
@@ -504,8 +515,8 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Unsupported argument",
-				Detail: fmt.Sprintf("A %s step has no argument %q; %s belongs to %s steps. %s",
-					s.Kind, a.Name, a.Name, strings.Join(d.kindsWith(a.Name, false), " and "), kindHint(s.Kind, a.Name)),
+				Detail: fmt.Sprintf("%s %s step has no argument %q; %s belongs to %s steps. %s",
+					article(s.Kind), s.Kind, a.Name, a.Name, joinAnd(d.kindsWith(a.Name, false)), kindHint(s.Kind, a.Name)),
 				Subject: a.NameRange.Ptr(),
 			})
 			delete(content.Attributes, a.Name)
@@ -523,8 +534,8 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Unsupported block type",
-				Detail: fmt.Sprintf("A %s step has no %s block; %s blocks belong to %s steps.",
-					s.Kind, b.Type, b.Type, strings.Join(d.kindsWith(b.Type, true), " and ")),
+				Detail: fmt.Sprintf("%s %s step has no %s block; %s blocks belong to %s steps.",
+					article(s.Kind), s.Kind, b.Type, b.Type, joinAnd(d.kindsWith(b.Type, true))),
 				Subject: b.TypeRange.Ptr(),
 			})
 		}
@@ -597,6 +608,9 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 		case "postcondition", "abort_if":
 			c, ds := d.decodeCondition(b)
 			diags = append(diags, ds...)
+			if b.Type == "postcondition" {
+				s.postBlocks++
+			}
 			if c == nil {
 				continue
 			}
@@ -731,7 +745,7 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 				diags = append(diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Invalid step reference",
-					Detail:   fmt.Sprintf("A %s probe follows what a launch started; step.%s is not a launch. Write step = step.launch.NAME.", p.Kind, p.Step),
+					Detail:   fmt.Sprintf("%s %s probe follows what a launch started; step.%s is not a launch. Write step = step.launch.NAME.", article(p.Kind), p.Kind, p.Step),
 					Subject:  a.Expr.Range().Ptr(),
 				})
 			}
@@ -748,14 +762,14 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Missing argument",
-			Detail:   fmt.Sprintf("A %s probe needs one of %s.", p.Kind, strings.Join(kind.OneOf, ", ")),
+			Detail:   fmt.Sprintf("%s %s probe needs one of %s.", article(p.Kind), p.Kind, joinOr(kind.OneOf)),
 			Subject:  block.DefRange.Ptr(),
 		})
 	case len(set) > 1:
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Conflicting arguments",
-			Detail:   fmt.Sprintf("A %s probe takes only one of %s; this one sets %s. Keep one.", p.Kind, strings.Join(kind.OneOf, ", "), strings.Join(set, " and ")),
+			Detail:   fmt.Sprintf("%s %s probe takes only one of %s; this one sets %s. Keep one.", article(p.Kind), p.Kind, joinOr(kind.OneOf), joinAnd(set)),
 			Subject:  content.Attributes[set[1]].NameRange.Ptr(),
 		})
 	}
@@ -764,7 +778,7 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Missing argument",
-				Detail:   fmt.Sprintf("A %s probe needs %s: %s.", p.Kind, a.Name, a.Doc),
+				Detail:   fmt.Sprintf("%s %s probe needs %s: %s.", article(p.Kind), p.Kind, a.Name, a.Doc),
 				Subject:  block.DefRange.Ptr(),
 			})
 		}
@@ -796,7 +810,7 @@ func (d *decoder) decodeLoad(block *hcl.Block) (*Load, hcl.Diagnostics) {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Missing argument",
-				Detail:   fmt.Sprintf("An %s load needs %s: %s.", l.Kind, a.Name, a.Doc),
+				Detail:   fmt.Sprintf("%s %s load needs %s: %s.", article(l.Kind), l.Kind, a.Name, a.Doc),
 				Subject:  block.DefRange.Ptr(),
 			})
 		}
@@ -873,4 +887,29 @@ func suggest(given string, options []string) string {
 		}
 	}
 	return best
+}
+
+// article is "a" or "an" for a kind name as it is read aloud ("an http
+// probe", "an exec probe", "a run step").
+func article(word string) string {
+	if word == "" {
+		return "A"
+	}
+	if strings.ContainsRune("aeiou", rune(word[0])) || strings.HasPrefix(word, "http") {
+		return "An"
+	}
+	return "A"
+}
+
+func joinAnd(words []string) string { return joinWith(words, "and") }
+func joinOr(words []string) string  { return joinWith(words, "or") }
+
+func joinWith(words []string, last string) string {
+	switch len(words) {
+	case 0:
+		return ""
+	case 1:
+		return words[0]
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " " + last + " " + words[len(words)-1]
 }

@@ -87,6 +87,7 @@ type Step struct {
 	DeclRange                            hcl.Range
 
 	targetExpr hcl.Expression // the target attribute, for checks
+	postBlocks int            // postcondition blocks, decoded or not
 }
 
 // Addr is the step's address as expressions name it: "launch.server".

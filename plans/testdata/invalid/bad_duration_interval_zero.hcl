@@ -1,0 +1,7 @@
+# want: 3:14 Invalid duration
+step "wait" "ready" {
+  interval = "0s"
+  postcondition {
+    condition = true
+  }
+}

@@ -1,0 +1,4 @@
+# want: 3:10 Invalid type specification
+variable "tp" {
+  type = integer
+}

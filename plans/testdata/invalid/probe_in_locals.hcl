@@ -1,0 +1,4 @@
+# want: 3:12 Invalid reference
+locals {
+  status = probe.health.status
+}

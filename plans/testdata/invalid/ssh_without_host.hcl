@@ -1,0 +1,6 @@
+# want: 3:3 Missing host
+target "gpu" {
+  ssh {
+    user = "root"
+  }
+}

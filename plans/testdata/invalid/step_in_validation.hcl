@@ -1,0 +1,7 @@
+# want: 5:32 Invalid reference
+variable "backend" {
+  default = "a"
+  validation {
+    condition = var.backend != step.run.a.stdout
+  }
+}

@@ -1,0 +1,6 @@
+# want: 5:3 Unsupported argument
+# detail: Did you mean "default"?
+variable "x" {
+  type    = string
+  defualt = "a"
+}

@@ -1,0 +1,4 @@
+# want: 3:21 Unknown variable
+step "run" "a" {
+  command = "echo ${env.HOME}"
+}
