@@ -7,6 +7,7 @@ require (
 	github.com/agext/levenshtein v1.2.1
 	github.com/hashicorp/hcl/v2 v2.25.0
 	github.com/joshdk/go-junit v1.0.0
+	github.com/rogpeppe/go-internal v1.14.1
 	github.com/zclconf/go-cty v1.19.0
 	golang.org/x/sys v0.38.0
 	golang.org/x/term v0.37.0

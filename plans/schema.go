@@ -321,6 +321,7 @@ func Language() *Schema {
 					{Name: "text", Type: str, Doc: "all text read so far"},
 					{Name: "lines", Type: cty.List(str), Doc: "that text as lines"},
 					{Name: "last_line", Type: str, Doc: "the last complete line"},
+					{Name: "path", Type: str, Doc: "the file followed"},
 				},
 			},
 			{
@@ -346,6 +347,7 @@ func Language() *Schema {
 				Outputs: []Output{
 					{Name: "open", Type: boolean, Doc: "whether a connection is accepted"},
 					{Name: "pid", Type: num, Doc: "the listening process, null when unknown"},
+					{Name: "pgid", Type: num, Doc: "the listening process's group: equal to step.launch.NAME.pgid when that launch (or a child of it) listens"},
 					{Name: "pids", Type: cty.List(num), Doc: "every listening process"},
 					{Name: "command", Type: str, Doc: "the listening process's command line"},
 				},

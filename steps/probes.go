@@ -534,22 +534,26 @@ func (p *portProbe) Observe(ctx context.Context) (cty.Value, error) {
 		return cty.NilVal, err
 	}
 	var pids []int
-	var cmds []string
+	var first *targets.Listener
 	seen := map[int]bool{}
-	for _, l := range ls {
+	for i, l := range ls {
 		if l.PID != 0 && !seen[l.PID] {
 			seen[l.PID] = true
 			pids = append(pids, l.PID)
-			cmds = append(cmds, l.Command)
+			if first == nil {
+				first = &ls[i]
+			}
 		}
 	}
-	pid, command := cty.NullVal(cty.Number), cty.NullVal(cty.String)
-	if len(pids) > 0 {
-		pid, command = cty.NumberIntVal(int64(pids[0])), cty.StringVal(cmds[0])
+	pid, pgid, command := cty.NullVal(cty.Number), cty.NullVal(cty.Number), cty.NullVal(cty.String)
+	if first != nil {
+		pid, command = cty.NumberIntVal(int64(first.PID)), cty.StringVal(first.Command)
+		pgid = cty.NumberIntVal(int64(first.PGID))
 	}
 	return cty.ObjectVal(map[string]cty.Value{
 		"open":    cty.BoolVal(dialErr == nil),
 		"pid":     pid,
+		"pgid":    pgid,
 		"pids":    intList(pids),
 		"command": command,
 	}), nil

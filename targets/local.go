@@ -526,13 +526,13 @@ func (l *Local) Listeners(ctx context.Context, port int) ([]Listener, error) {
 		if len(mine) == 0 {
 			return nil
 		}
-		command := ""
+		command, pgid := "", 0
 		if st, cmdline, err := readProc(pid); err == nil {
-			command = procCommand(cmdline, st.Comm)
+			command, pgid = procCommand(cmdline, st.Comm), st.PGID
 		}
 		for _, ino := range mine {
 			owned[ino] = true
-			out = append(out, Listener{Address: addrs[ino], PID: pid, Command: command})
+			out = append(out, Listener{Address: addrs[ino], PID: pid, PGID: pgid, Command: command})
 		}
 		return nil
 	})

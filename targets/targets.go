@@ -133,5 +133,8 @@ type ProcessInfo struct {
 type Listener struct {
 	Address string // "0.0.0.0:8080", "[::1]:8080"
 	PID     int
+	// PGID is the listener's process group: a launch's pid is often a
+	// shell whose child listens, and both share the launch's group.
+	PGID    int
 	Command string
 }
