@@ -478,31 +478,25 @@ func (l *Local) Listeners(ctx context.Context, port int) ([]Listener, error) {
 	if port <= 0 || port > 65535 {
 		return nil, fmt.Errorf("listeners: port %d out of range", port)
 	}
+	socks, err := diagListeners(port)
+	if err != nil {
+		// sock_diag may be denied (a seccomp filter, an old kernel): /proc
+		// says the same, only slower.
+		socks, err = procListeners(port)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listeners on %d: %w", port, err)
+	}
 	addrs := make(map[uint64]string) // listening socket inode -> address
-	for _, name := range []string{"net/tcp", "net/tcp6"} {
-		b, err := os.ReadFile(filepath.Join(procRoot, name))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // IPv6 disabled
-		}
-		if err != nil {
-			return nil, fmt.Errorf("listeners on %d: %w", port, err)
-		}
-		socks, err := parseNetTCP(b)
-		if err != nil {
-			return nil, fmt.Errorf("listeners on %d: %w", port, err)
-		}
-		for _, s := range socks {
-			if s.State == tcpListen && int(s.Local.Port()) == port {
-				addrs[s.Inode] = s.Local.String()
-			}
-		}
+	for _, s := range socks {
+		addrs[s.Inode] = s.Local.String()
 	}
 	if len(addrs) == 0 {
 		return nil, nil
 	}
 	owned := make(map[uint64]bool)
 	var out []Listener
-	err := eachProcess(func(pid int) error {
+	err = eachProcess(func(pid int) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -550,6 +544,31 @@ func (l *Local) Listeners(ctx context.Context, port int) ([]Listener, error) {
 		}
 		return out[i].Address < out[j].Address
 	})
+	return out, nil
+}
+
+// procListeners reads the listening TCP sockets on port from
+// /proc/net/tcp and /proc/net/tcp6.
+func procListeners(port int) ([]tcpSocket, error) {
+	var out []tcpSocket
+	for _, name := range []string{"net/tcp", "net/tcp6"} {
+		b, err := os.ReadFile(filepath.Join(procRoot, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // IPv6 disabled
+		}
+		if err != nil {
+			return nil, err
+		}
+		socks, err := parseNetTCP(b)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range socks {
+			if s.State == tcpListen && int(s.Local.Port()) == port {
+				out = append(out, s)
+			}
+		}
+	}
 	return out, nil
 }
 

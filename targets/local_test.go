@@ -804,3 +804,85 @@ func BenchmarkListeners(b *testing.B) {
 		}
 	}
 }
+
+// The netlink answer and /proc's text agree, socket for socket.
+func TestDiagMatchesProc(t *testing.T) {
+	ln4, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln4.Close()
+	port := ln4.Addr().(*net.TCPAddr).Port
+	for _, addr := range []string{fmt.Sprintf("[::1]:%d", port), fmt.Sprintf("127.0.0.2:%d", port)} {
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			defer ln.Close()
+		}
+	}
+	// Another port's listener and a connection on ours are left out.
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	c, err := net.Dial("tcp", ln4.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	viaDiag, err := diagListeners(port)
+	if err != nil {
+		t.Skipf("sock_diag unavailable: %v", err)
+	}
+	viaProc, err := procListeners(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(a, b tcpSocket) int { return int(a.Inode) - int(b.Inode) }
+	slices.SortFunc(viaDiag, key)
+	slices.SortFunc(viaProc, key)
+	if len(viaProc) < 2 || !slices.Equal(viaDiag, viaProc) {
+		t.Errorf("sock_diag: %+v\n/proc:     %+v", viaDiag, viaProc)
+	}
+}
+
+func TestParseDiagMsg(t *testing.T) {
+	if _, err := parseDiagMsg(make([]byte, 10)); err == nil {
+		t.Error("a short message: no error")
+	}
+	b := make([]byte, inetDiagMsgLen)
+	b[0] = 99
+	if _, err := parseDiagMsg(b); err == nil {
+		t.Error("an unknown family: no error")
+	}
+}
+
+func BenchmarkListenerSockets(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	for _, bc := range []struct {
+		name string
+		fn   func(int) ([]tcpSocket, error)
+	}{{"sock_diag", diagListeners}, {"proc", procListeners}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				if s, err := bc.fn(port); err != nil || len(s) != 1 {
+					b.Fatal(s, err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkProcesses(b *testing.B) {
+	l := NewLocal()
+	for b.Loop() {
+		if _, err := l.Processes(context.Background(), `^sleep `); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
