@@ -99,7 +99,8 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 
 // Start launches c.Line with /bin/sh -c in a new session (so a new process
 // group too), stdin from /dev/null, stdout and stderr appended to log (its
-// directory created if needed). Nothing ties the process to lockstep: no
+// directory created if needed; a relative path is taken from lockstep's
+// working directory, not c.Dir, and Process.Log is absolute). Nothing ties the process to lockstep: no
 // pipe, no controlling terminal, no parent-death signal, so it outlives
 // lockstep when nobody stops it.
 //
@@ -114,6 +115,12 @@ func (l *Local) Start(ctx context.Context, c Command, log string) (Process, erro
 	}
 	if log == "" {
 		return Process{}, fmt.Errorf("start %q: no log file given", c.Line)
+	}
+	// Absolute, so the Process names the same file whatever the working
+	// directory of whoever reads it later.
+	log, err := filepath.Abs(log)
+	if err != nil {
+		return Process{}, fmt.Errorf("start %q: log: %w", c.Line, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
 		return Process{}, fmt.Errorf("start %q: log directory: %w", c.Line, err)

@@ -267,6 +267,16 @@ func TestStartLog(t *testing.T) {
 	if _, err := os.Stat(p.Log); err != nil {
 		t.Error(err)
 	}
+
+	// A relative log is lockstep's, and recorded absolute.
+	t.Chdir(dir)
+	p, err = l.Start(ctx, Command{Line: "true"}, "rel.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "rel.log"); p.Log != want {
+		t.Errorf("log recorded as %q, want %q", p.Log, want)
+	}
 }
 
 func TestInspectExitCode(t *testing.T) {
