@@ -78,7 +78,7 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	cmd.WaitDelay = runWaitDelay
-	var stdout, stderr capped
+	stdout, stderr := capped{limit: maxOutput}, capped{limit: maxOutput}
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 
 	start := time.Now()
@@ -280,6 +280,9 @@ func (l *Local) Stop(ctx context.Context, p Process, grace time.Duration) error 
 	if err := signalGroup(pgid, syscall.SIGTERM); err != nil {
 		return wrapStop(p, err)
 	}
+	// A stopped process (SIGSTOP, ^Z) holds TERM pending until continued;
+	// continue it so it may shut down cleanly within the grace.
+	_ = signalGroup(pgid, syscall.SIGCONT)
 	graceCtx, cancel := context.WithTimeout(ctx, grace)
 	err := poll(graceCtx, stopPoll, left)
 	cancel()
@@ -667,12 +670,15 @@ func environ(env map[string]string) []string {
 	return out
 }
 
-// capped is a writer keeping the first maxOutput bytes and dropping the
-// rest, so a chatty command cannot stall on a full pipe either.
-type capped struct{ b []byte }
+// capped is a writer keeping the first limit bytes and dropping the rest
+// (while still taking them, so the command never stalls on a full pipe).
+type capped struct {
+	b     []byte
+	limit int
+}
 
 func (c *capped) Write(p []byte) (int, error) {
-	if room := maxOutput - len(c.b); room > 0 {
+	if room := c.limit - len(c.b); room > 0 {
 		c.b = append(c.b, p[:min(room, len(p))]...)
 	}
 	return len(p), nil

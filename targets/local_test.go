@@ -896,3 +896,35 @@ func BenchmarkProcesses(b *testing.B) {
 		}
 	}
 }
+
+func TestCapped(t *testing.T) {
+	c := capped{limit: 5}
+	for _, s := range []string{"abc", "defg", "hij"} {
+		if n, err := c.Write([]byte(s)); n != len(s) || err != nil {
+			t.Errorf("Write(%q) = %d, %v; want all taken", s, n, err)
+		}
+	}
+	if string(c.b) != "abcde" {
+		t.Errorf("kept %q, want abcde", c.b)
+	}
+}
+
+func TestStopContinuesStopped(t *testing.T) {
+	l := NewLocal()
+	ctx := testContext(t)
+	p := start(t, l, "exec sleep 100")
+	if err := syscall.Kill(p.PID, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the process to stop", func() bool {
+		st, err := readStat(p.PID)
+		return err == nil && st.State == "T"
+	})
+	// A long grace: only TERM, once continued, can end it in time.
+	if err := l.Stop(ctx, p, patience); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := l.Inspect(ctx, p); err != nil || st.Signal != "SIGTERM" {
+		t.Errorf("after Stop: %+v %v, want ended by SIGTERM", st, err)
+	}
+}
