@@ -32,13 +32,13 @@ type Local struct {
 	self int // our own pid, left out of Processes
 
 	mu       sync.Mutex
-	launched map[int]*launch // by pid
+	launched map[int]*localLaunch // by pid
 }
 
 var _ Target = (*Local)(nil)
 
-// launch is a process this Local started and reaps.
-type launch struct {
+// localLaunch is a process this Local started and reaps.
+type localLaunch struct {
 	startTime uint64
 	done      chan struct{} // closed once reaped; state is then set
 	state     ProcessState
@@ -46,20 +46,20 @@ type launch struct {
 
 // NewLocal returns the target for the local machine.
 func NewLocal() *Local {
-	return &Local{self: os.Getpid(), launched: make(map[int]*launch)}
+	return &Local{self: os.Getpid(), launched: make(map[int]*localLaunch)}
 }
 
-// procRoot is where the kernel's process table is mounted.
-const procRoot = "/proc"
+// localProcRoot is where the kernel's process table is mounted.
+const localProcRoot = "/proc"
 
-// maxOutput bounds what Run keeps of each of stdout and stderr, so a
+// localMaxOutput bounds what Run keeps of each of stdout and stderr, so a
 // command that prints without end cannot exhaust lockstep's memory; the
 // rest is read and dropped.
-const maxOutput = 64 << 20
+const localMaxOutput = 64 << 20
 
-// runWaitDelay is how long Run waits, after the command itself exited, for
+// localRunWaitDelay is how long Run waits, after the command itself exited, for
 // a process that escaped its group to close the output pipes it inherited.
-const runWaitDelay = 2 * time.Second
+const localRunWaitDelay = 2 * time.Second
 
 // Name is "local".
 func (l *Local) Name() string { return "local" }
@@ -70,22 +70,22 @@ func (l *Local) Name() string { return "local" }
 // error wrapping ctx.Err().
 func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", c.Line)
-	cmd.Env = environ(c.Env)
+	cmd.Env = localEnviron(c.Env)
 	cmd.Dir = c.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
 		// The shell leads its group (Setpgid), so -pid is the group.
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
-	cmd.WaitDelay = runWaitDelay
-	stdout, stderr := capped{limit: maxOutput}, capped{limit: maxOutput}
+	cmd.WaitDelay = localRunWaitDelay
+	stdout, stderr := cappedBuffer{limit: localMaxOutput}, cappedBuffer{limit: localMaxOutput}
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 
 	start := time.Now()
 	err := cmd.Run()
 	res := Result{Stdout: stdout.b, Stderr: stderr.b, Duration: time.Since(start), ExitCode: -1}
 	if cmd.ProcessState != nil {
-		res.ExitCode, res.Signal = exitStatus(cmd.ProcessState)
+		res.ExitCode, res.Signal = localExitStatus(cmd.ProcessState)
 	}
 	if ctx.Err() != nil {
 		return res, fmt.Errorf("run %q: %w", c.Line, ctx.Err())
@@ -138,7 +138,7 @@ func (l *Local) Start(ctx context.Context, c Command, log string) (Process, erro
 
 	// Not CommandContext: ctx bounds the start, not the process's life.
 	cmd := exec.Command("/bin/sh", "-c", c.Line)
-	cmd.Env = environ(c.Env)
+	cmd.Env = localEnviron(c.Env)
 	cmd.Dir = c.Dir
 	// Files, not writers: the child gets the descriptors themselves and
 	// no goroutine of ours copies its output.
@@ -150,20 +150,20 @@ func (l *Local) Start(ctx context.Context, c Command, log string) (Process, erro
 	pid := cmd.Process.Pid
 	// Until Wait below, the child cannot be reaped, so its /proc entry is
 	// there even if it has already exited.
-	st, cmdline, err := readProc(pid)
+	st, cmdline, err := readLocalProc(pid)
 	if err != nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		return Process{}, fmt.Errorf("start %q: read the new process: %w", c.Line, err)
 	}
-	ln := &launch{startTime: st.StartTime, done: make(chan struct{})}
+	ln := &localLaunch{startTime: st.StartTime, done: make(chan struct{})}
 	l.mu.Lock()
 	l.launched[pid] = ln
 	l.mu.Unlock()
 	go func() {
 		_ = cmd.Wait() // the status is in ProcessState
 		ln.state.Exited = true
-		ln.state.ExitCode, ln.state.Signal = exitStatus(cmd.ProcessState)
+		ln.state.ExitCode, ln.state.Signal = localExitStatus(cmd.ProcessState)
 		close(ln.done)
 	}()
 	return Process{
@@ -175,9 +175,9 @@ func (l *Local) Start(ctx context.Context, c Command, log string) (Process, erro
 	}, nil
 }
 
-// reapWait bounds how long Inspect waits for our reaper to collect a
+// localReapWait bounds how long Inspect waits for our reaper to collect a
 // process /proc already shows as a zombie, to report its real status.
-const reapWait = time.Second
+const localReapWait = time.Second
 
 // Inspect reads p's state. A process this Local started and has reaped
 // reports its exit code or signal. Otherwise /proc decides: no entry, or a
@@ -197,7 +197,7 @@ func (l *Local) Inspect(ctx context.Context, p Process) (ProcessState, error) {
 		default:
 		}
 	}
-	st, err := readStat(p.PID)
+	st, err := readLocalStat(p.PID)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if ln != nil {
@@ -220,8 +220,8 @@ func (l *Local) Inspect(ctx context.Context, p Process) (ProcessState, error) {
 
 // waitReaped waits (briefly) for our reaper to collect ln, to report its
 // status; it is dead already, so even without the status it has exited.
-func (l *Local) waitReaped(ctx context.Context, ln *launch) (ProcessState, error) {
-	t := time.NewTimer(reapWait)
+func (l *Local) waitReaped(ctx context.Context, ln *localLaunch) (ProcessState, error) {
+	t := time.NewTimer(localReapWait)
 	defer t.Stop()
 	select {
 	case <-ln.done:
@@ -233,7 +233,7 @@ func (l *Local) waitReaped(ctx context.Context, ln *launch) (ProcessState, error
 }
 
 // launchOf returns our record of p if we started that very process.
-func (l *Local) launchOf(p Process) *launch {
+func (l *Local) launchOf(p Process) *localLaunch {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ln := l.launched[p.PID]
@@ -243,8 +243,8 @@ func (l *Local) launchOf(p Process) *launch {
 	return ln
 }
 
-// stopPoll is how often Stop looks for what is left of the group.
-const stopPoll = 20 * time.Millisecond
+// localStopPoll is how often Stop looks for what is left of the group.
+const localStopPoll = 20 * time.Millisecond
 
 // Stop ends p's process group: SIGTERM, then SIGKILL once grace has
 // passed, and returns when no live process is left in the group (zombies
@@ -271,38 +271,38 @@ func (l *Local) Stop(ctx context.Context, p Process, grace time.Duration) error 
 		}
 	}
 	left := func() (bool, error) {
-		n, err := groupMembers(pgid)
+		n, err := localGroupMembers(pgid)
 		return n == 0, err
 	}
 	if done, err := left(); done || err != nil {
-		return wrapStop(p, err)
+		return wrapLocalStop(p, err)
 	}
-	if err := signalGroup(pgid, syscall.SIGTERM); err != nil {
-		return wrapStop(p, err)
+	if err := signalLocalGroup(pgid, syscall.SIGTERM); err != nil {
+		return wrapLocalStop(p, err)
 	}
 	// A stopped process (SIGSTOP, ^Z) holds TERM pending until continued;
 	// continue it so it may shut down cleanly within the grace.
-	_ = signalGroup(pgid, syscall.SIGCONT)
+	_ = signalLocalGroup(pgid, syscall.SIGCONT)
 	graceCtx, cancel := context.WithTimeout(ctx, grace)
-	err := poll(graceCtx, stopPoll, left)
+	err := pollUntil(graceCtx, localStopPoll, left)
 	cancel()
 	if err == nil || ctx.Err() != nil {
-		return wrapStop(p, err)
+		return wrapLocalStop(p, err)
 	}
-	if err := signalGroup(pgid, syscall.SIGKILL); err != nil {
-		return wrapStop(p, err)
+	if err := signalLocalGroup(pgid, syscall.SIGKILL); err != nil {
+		return wrapLocalStop(p, err)
 	}
-	return wrapStop(p, poll(ctx, stopPoll, left))
+	return wrapLocalStop(p, pollUntil(ctx, localStopPoll, left))
 }
 
-func wrapStop(p Process, err error) error {
+func wrapLocalStop(p Process, err error) error {
 	if err == nil {
 		return nil
 	}
 	return fmt.Errorf("stop pid %d (group %d): %w", p.PID, p.PGID, err)
 }
 
-func signalGroup(pgid int, sig syscall.Signal) error {
+func signalLocalGroup(pgid int, sig syscall.Signal) error {
 	err := syscall.Kill(-pgid, sig)
 	if err == nil || errors.Is(err, syscall.ESRCH) {
 		return nil
@@ -310,9 +310,9 @@ func signalGroup(pgid int, sig syscall.Signal) error {
 	return fmt.Errorf("send %s: %w", unix.SignalName(sig), err)
 }
 
-// poll calls cond every interval until it reports done, fails, or ctx
+// pollUntil calls cond every interval until it reports done, fails, or ctx
 // ends (then ctx's error).
-func poll(ctx context.Context, interval time.Duration, cond func() (bool, error)) error {
+func pollUntil(ctx context.Context, interval time.Duration, cond func() (bool, error)) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -328,11 +328,11 @@ func poll(ctx context.Context, interval time.Duration, cond func() (bool, error)
 	}
 }
 
-// groupMembers counts the live (non-zombie) processes of group pgid.
-func groupMembers(pgid int) (int, error) {
+// localGroupMembers counts the live (non-zombie) processes of group pgid.
+func localGroupMembers(pgid int) (int, error) {
 	n := 0
-	err := eachProcess(func(pid int) error {
-		st, err := readStat(pid)
+	err := eachLocalProcess(func(pid int) error {
+		st, err := readLocalStat(pid)
 		if err != nil {
 			return nil // gone meanwhile
 		}
@@ -402,7 +402,7 @@ func (l *Local) Stat(ctx context.Context, path string) (FileInfo, error) {
 	if err != nil {
 		return FileInfo{}, fmt.Errorf("stat %s: %w", path, err)
 	}
-	return fileInfo(fi), nil
+	return localFileInfo(fi), nil
 }
 
 // ReadAt reads up to max bytes of path from off. The FileInfo comes from
@@ -425,7 +425,7 @@ func (l *Local) ReadAt(ctx context.Context, path string, off int64, max int) ([]
 	if err != nil {
 		return nil, FileInfo{}, fmt.Errorf("read %s: %w", path, err)
 	}
-	info := fileInfo(st)
+	info := localFileInfo(st)
 	n := min(int64(max), info.Size-off)
 	if n <= 0 {
 		return nil, info, nil
@@ -438,7 +438,7 @@ func (l *Local) ReadAt(ctx context.Context, path string, off int64, max int) ([]
 	return buf[:got], info, nil
 }
 
-func fileInfo(fi fs.FileInfo) FileInfo {
+func localFileInfo(fi fs.FileInfo) FileInfo {
 	info := FileInfo{Exists: true, Size: fi.Size(), ModTime: fi.ModTime()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		info.ID = fmt.Sprintf("%d:%d", st.Dev, st.Ino)
@@ -456,14 +456,14 @@ func (l *Local) Processes(ctx context.Context, match string) ([]ProcessInfo, err
 		return nil, fmt.Errorf("processes: match: %w", err)
 	}
 	var out []ProcessInfo
-	err = eachProcess(func(pid int) error {
+	err = eachLocalProcess(func(pid int) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if pid == l.self {
 			return nil
 		}
-		st, cmdline, err := readProc(pid)
+		st, cmdline, err := readLocalProc(pid)
 		if err != nil {
 			return nil // gone meanwhile, or not ours to read
 		}
@@ -506,11 +506,11 @@ func (l *Local) Listeners(ctx context.Context, port int) ([]Listener, error) {
 	}
 	owned := make(map[uint64]bool)
 	var out []Listener
-	err = eachProcess(func(pid int) error {
+	err = eachLocalProcess(func(pid int) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		fdDir := filepath.Join(procRoot, strconv.Itoa(pid), "fd")
+		fdDir := filepath.Join(localProcRoot, strconv.Itoa(pid), "fd")
 		fds, err := os.ReadDir(fdDir)
 		if err != nil {
 			return nil // gone, or another user's
@@ -531,7 +531,7 @@ func (l *Local) Listeners(ctx context.Context, port int) ([]Listener, error) {
 			return nil
 		}
 		command := ""
-		if st, cmdline, err := readProc(pid); err == nil {
+		if st, cmdline, err := readLocalProc(pid); err == nil {
 			command = procCommand(cmdline, st.Comm)
 		}
 		for _, ino := range mine {
@@ -562,7 +562,7 @@ func (l *Local) Listeners(ctx context.Context, port int) ([]Listener, error) {
 func procListeners(port int) ([]tcpSocket, error) {
 	var out []tcpSocket
 	for _, name := range []string{"net/tcp", "net/tcp6"} {
-		b, err := os.ReadFile(filepath.Join(procRoot, name))
+		b, err := os.ReadFile(filepath.Join(localProcRoot, name))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // IPv6 disabled
 		}
@@ -592,17 +592,17 @@ func (l *Local) Dial(ctx context.Context, network, addr string) (net.Conn, error
 // their reapers keep waiting for them.
 func (l *Local) Close() error { return nil }
 
-// eachProcess calls fn with the pid of every process in /proc, in
+// eachLocalProcess calls fn with the pid of every process in /proc, in
 // increasing order, stopping at fn's first error.
-func eachProcess(fn func(pid int) error) error {
-	d, err := os.Open(procRoot)
+func eachLocalProcess(fn func(pid int) error) error {
+	d, err := os.Open(localProcRoot)
 	if err != nil {
 		return err
 	}
 	names, err := d.Readdirnames(-1)
 	d.Close()
 	if err != nil {
-		return fmt.Errorf("list %s: %w", procRoot, err)
+		return fmt.Errorf("list %s: %w", localProcRoot, err)
 	}
 	pids := make([]int, 0, len(names))
 	for _, name := range names {
@@ -619,10 +619,10 @@ func eachProcess(fn func(pid int) error) error {
 	return nil
 }
 
-// readStat reads and parses /proc/PID/stat; a process that is gone gives
+// readLocalStat reads and parses /proc/PID/stat; a process that is gone gives
 // an error wrapping fs.ErrNotExist.
-func readStat(pid int) (procStat, error) {
-	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "stat"))
+func readLocalStat(pid int) (procStat, error) {
+	b, err := os.ReadFile(filepath.Join(localProcRoot, strconv.Itoa(pid), "stat"))
 	if err != nil {
 		// ESRCH: the process died between open and read.
 		if errors.Is(err, syscall.ESRCH) {
@@ -633,30 +633,30 @@ func readStat(pid int) (procStat, error) {
 	return parseStat(b)
 }
 
-// readProc reads a process's stat and cmdline.
-func readProc(pid int) (procStat, []byte, error) {
-	st, err := readStat(pid)
+// readLocalProc reads a process's stat and cmdline.
+func readLocalProc(pid int) (procStat, []byte, error) {
+	st, err := readLocalStat(pid)
 	if err != nil {
 		return procStat{}, nil, err
 	}
-	cmdline, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "cmdline"))
+	cmdline, err := os.ReadFile(filepath.Join(localProcRoot, strconv.Itoa(pid), "cmdline"))
 	if err != nil && !errors.Is(err, syscall.ESRCH) && !errors.Is(err, fs.ErrNotExist) {
 		return procStat{}, nil, err
 	}
 	return st, cmdline, nil
 }
 
-// exitStatus is how a process ended: its exit code, or -1 and the
+// localExitStatus is how a process ended: its exit code, or -1 and the
 // signal's name ("SIGKILL") when a signal ended it.
-func exitStatus(ps *os.ProcessState) (int, string) {
+func localExitStatus(ps *os.ProcessState) (int, string) {
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return -1, unix.SignalName(ws.Signal())
 	}
 	return ps.ExitCode(), ""
 }
 
-// environ is this process's environment with env added (env wins).
-func environ(env map[string]string) []string {
+// localEnviron is this process's environment with env added (env wins).
+func localEnviron(env map[string]string) []string {
 	out := os.Environ()
 	keys := make([]string, 0, len(env))
 	for k := range env {
@@ -670,18 +670,18 @@ func environ(env map[string]string) []string {
 	return out
 }
 
-// capped is a writer keeping the first limit bytes and dropping the rest
+// cappedBuffer is a writer keeping the first limit bytes and dropping the rest
 // (while still taking them, so the command never stalls on a full pipe).
-type capped struct {
+type cappedBuffer struct {
 	b     []byte
 	limit int
 }
 
-func (c *capped) Write(p []byte) (int, error) {
+func (c *cappedBuffer) Write(p []byte) (int, error) {
 	if room := c.limit - len(c.b); room > 0 {
 		c.b = append(c.b, p[:min(room, len(p))]...)
 	}
 	return len(p), nil
 }
 
-var _ io.Writer = (*capped)(nil)
+var _ io.Writer = (*cappedBuffer)(nil)
