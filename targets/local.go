@@ -249,9 +249,10 @@ const localStopPoll = 20 * time.Millisecond
 // Stop ends p's process group: SIGTERM, then SIGKILL once grace has
 // passed, and returns when no live process is left in the group (zombies
 // are dead already and do not count) or ctx ends. A descendant that left
-// the group (setsid, setpgid) is not reached. When p's pid now belongs to
-// another process (Replaced), nothing is signalled: the group p led has no
-// members left, or the kernel would not have reused the id.
+// the group (setsid, setpgid) is not reached. When p led its group and its
+// pid now belongs to another process (Replaced), nothing is signalled: the
+// group p led has no members left, or the kernel would not have reused
+// the id, and the newcomer's group is not ours to stop.
 func (l *Local) Stop(ctx context.Context, p Process, grace time.Duration) error {
 	pgid := p.PGID
 	if pgid <= 1 {
@@ -261,12 +262,11 @@ func (l *Local) Stop(ctx context.Context, p Process, grace time.Duration) error 
 	if own, err := syscall.Getpgid(0); err == nil && own == pgid {
 		return fmt.Errorf("stop pid %d: process group %d is lockstep's own", p.PID, pgid)
 	}
-	if p.PID > 0 {
-		st, err := l.Inspect(ctx, p)
-		if err != nil {
-			return fmt.Errorf("stop pid %d: %w", p.PID, err)
-		}
-		if st.Replaced {
+	if p.PID == pgid && p.StartTime != 0 {
+		// Asked of /proc, not of our reaper's record: ours may have been
+		// reaped and its id given to a newcomer leading a group of its own.
+		st, err := readLocalStat(pgid)
+		if err == nil && st.StartTime != p.StartTime {
 			return nil
 		}
 	}
