@@ -936,3 +936,15 @@ func TestLocalStopContinuesStopped(t *testing.T) {
 		t.Errorf("after Stop: %+v %v, want ended by SIGTERM", st, err)
 	}
 }
+
+func FuzzLocalParseDiagMsg(f *testing.F) {
+	msg := make([]byte, inetDiagMsgLen)
+	msg[0], msg[1] = syscall.AF_INET6, tcpListen
+	f.Add(msg)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := parseDiagMsg(b)
+		if err == nil && !s.Local.IsValid() {
+			t.Errorf("parsed %+v with an invalid address", s)
+		}
+	})
+}
