@@ -28,6 +28,8 @@ import (
 // known only by its Process value (started by an earlier lockstep, say) is
 // judged from /proc alone: gone or a zombie means exited, with the status
 // unknown.
+//
+// Errors never quote a command line: it may carry a sensitive value.
 type Local struct {
 	self int // our own pid, left out of Processes
 
@@ -57,8 +59,9 @@ const localProcRoot = "/proc"
 // rest is read and dropped.
 const localMaxOutput = 64 << 20
 
-// localRunWaitDelay is how long Run waits, after the command itself exited, for
-// a process that escaped its group to close the output pipes it inherited.
+// localRunWaitDelay is how long Run waits, after the command itself
+// exited, for a process that escaped its group to close the output pipes
+// it inherited.
 const localRunWaitDelay = 2 * time.Second
 
 // Name is "local".
@@ -88,11 +91,11 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 		res.ExitCode, res.Signal = localExitStatus(cmd.ProcessState)
 	}
 	if ctx.Err() != nil {
-		return res, fmt.Errorf("run %q: %w", c.Line, ctx.Err())
+		return res, fmt.Errorf("run: %w", ctx.Err())
 	}
 	var exitErr *exec.ExitError
 	if err != nil && !errors.As(err, &exitErr) && !errors.Is(err, exec.ErrWaitDelay) {
-		return res, fmt.Errorf("run %q: %w", c.Line, err)
+		return res, fmt.Errorf("run: %w", err)
 	}
 	return res, nil
 }
@@ -100,9 +103,9 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 // Start launches c.Line with /bin/sh -c in a new session (so a new process
 // group too), stdin from /dev/null, stdout and stderr appended to log (its
 // directory created if needed; a relative path is taken from lockstep's
-// working directory, not c.Dir, and Process.Log is absolute). Nothing ties the process to lockstep: no
-// pipe, no controlling terminal, no parent-death signal, so it outlives
-// lockstep when nobody stops it.
+// working directory, not c.Dir, and Process.Log is absolute). Nothing ties
+// the process to lockstep: no pipe, no controlling terminal, no
+// parent-death signal, so it outlives lockstep when nobody stops it.
 //
 // Process.Command is /proc's command line read just after the start; it is
 // the shell's or, when the shell has already exec'd a simple command, that
@@ -111,28 +114,28 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 // Inspect.
 func (l *Local) Start(ctx context.Context, c Command, log string) (Process, error) {
 	if err := ctx.Err(); err != nil {
-		return Process{}, fmt.Errorf("start %q: %w", c.Line, err)
+		return Process{}, fmt.Errorf("start: %w", err)
 	}
 	if log == "" {
-		return Process{}, fmt.Errorf("start %q: no log file given", c.Line)
+		return Process{}, errors.New("start: no log file given")
 	}
 	// Absolute, so the Process names the same file whatever the working
 	// directory of whoever reads it later.
 	log, err := filepath.Abs(log)
 	if err != nil {
-		return Process{}, fmt.Errorf("start %q: log: %w", c.Line, err)
+		return Process{}, fmt.Errorf("start: log: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
-		return Process{}, fmt.Errorf("start %q: log directory: %w", c.Line, err)
+		return Process{}, fmt.Errorf("start: log directory: %w", err)
 	}
 	out, err := os.OpenFile(log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		return Process{}, fmt.Errorf("start %q: %w", c.Line, err)
+		return Process{}, fmt.Errorf("start: %w", err)
 	}
 	defer out.Close()
 	in, err := os.Open(os.DevNull)
 	if err != nil {
-		return Process{}, fmt.Errorf("start %q: %w", c.Line, err)
+		return Process{}, fmt.Errorf("start: %w", err)
 	}
 	defer in.Close()
 
@@ -145,7 +148,7 @@ func (l *Local) Start(ctx context.Context, c Command, log string) (Process, erro
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return Process{}, fmt.Errorf("start %q: %w", c.Line, err)
+		return Process{}, fmt.Errorf("start: %w", err)
 	}
 	pid := cmd.Process.Pid
 	// Until Wait below, the child cannot be reaped, so its /proc entry is
@@ -154,7 +157,7 @@ func (l *Local) Start(ctx context.Context, c Command, log string) (Process, erro
 	if err != nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		return Process{}, fmt.Errorf("start %q: read the new process: %w", c.Line, err)
+		return Process{}, fmt.Errorf("start: read the new process: %w", err)
 	}
 	ln := &localLaunch{startTime: st.StartTime, done: make(chan struct{})}
 	l.mu.Lock()
