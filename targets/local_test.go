@@ -679,7 +679,7 @@ func TestLocalListenersOwn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := Listener{Address: ln.Addr().String(), PID: os.Getpid(), Command: procCommand(localMustRead(t, "/proc/self/cmdline"), "")}
+			want := Listener{Address: ln.Addr().String(), PID: os.Getpid(), PGID: syscall.Getpgrp(), Command: procCommand(localMustRead(t, "/proc/self/cmdline"), "")}
 			if len(got) != 1 || got[0] != want {
 				t.Errorf("Listeners(%d) = %+v, want [%+v]", port, got, want)
 			}
