@@ -246,21 +246,22 @@ func TestOpenAIOpenModelAndDuration(t *testing.T) {
 }
 
 // concurrency 1024 against the streaming server: the generator itself must
-// not fail (file descriptors, connection pool, timers).
+// not fail (file descriptors, connection pool, timers) and must really hold
+// 1024 requests open: the server sends no token until it sees 1024 at once.
 func TestOpenAIConcurrency1024(t *testing.T) {
 	raiseFileLimit(t, 8192)
 	// Slow tokens keep the event rate within what 2 shared cores running
-	// the race detector can serve (1024 streams at 5 events/s), and long
-	// requests let all 1024 connections open before the first ends.
-	srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{TTFT: time.Second, ITL: 200 * time.Millisecond, Tokens: 8, Usage: true})
+	// the race detector can serve: 1024 streams at 5 events/s.
+	srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{TTFT: 200 * time.Millisecond, ITL: 200 * time.Millisecond, Tokens: 8,
+		Usage: true, Gate: 1024, GateTimeout: 20 * time.Second})
 	defer srv.Close()
 	res := runOpenAI(t, loads.OpenAI{URL: srv.URL + "/v1/chat/completions", Stream: true, Concurrency: 1024, Requests: 2048, PromptTokens: 16})
 	m := res.Metrics
 	exactly(t, m, "errors", 0)
 	exactly(t, m, "completed", 2048)
 	exactly(t, m, "output_tokens", 2048*8)
-	if srv.MaxInFlight() < 900 {
-		t.Errorf("server saw at most %d requests at once, want about 1024", srv.MaxInFlight())
+	if got := srv.MaxInFlight(); got != 1024 {
+		t.Errorf("server saw at most %d requests at once, want 1024", got)
 	}
 	t.Logf("achieved_concurrency %.0f, requests_per_s %.0f, ttft_p99 %.0f ms, duration %.1f s",
 		m["achieved_concurrency"], m["requests_per_s"], m["ttft_p99_ms"], m["duration_s"])

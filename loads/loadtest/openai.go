@@ -33,6 +33,11 @@ type OpenAIConfig struct {
 	// SlowEvery N: every Nth request waits SlowTTFT for its first token.
 	SlowEvery int
 	SlowTTFT  time.Duration
+	// Gate N: no request gets its first token before N requests have been
+	// in flight at once (or GateTimeout, default 30s, has passed), so a
+	// test can tell that a client really holds N requests open.
+	Gate        int
+	GateTimeout time.Duration
 }
 
 // OpenAI serves /v1/chat/completions, /v1/completions and /v1/models with
@@ -45,6 +50,9 @@ type OpenAI struct {
 	requests atomic.Int64
 	inFlight atomic.Int64
 	maxIn    atomic.Int64
+
+	gate     chan struct{} // closed once Gate requests are in flight
+	openGate func()
 
 	mu      sync.Mutex
 	bodies  []map[string]any
@@ -59,7 +67,14 @@ func NewOpenAI(cfg OpenAIConfig) *OpenAI {
 	if cfg.Answer == "" {
 		cfg.Answer = "The answer is 4."
 	}
-	s := &OpenAI{cfg: cfg}
+	if cfg.GateTimeout == 0 {
+		cfg.GateTimeout = 30 * time.Second
+	}
+	s := &OpenAI{cfg: cfg, gate: make(chan struct{})}
+	s.openGate = sync.OnceFunc(func() { close(s.gate) })
+	if cfg.Gate <= 0 {
+		s.openGate()
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"object":"list","data":[{"id":%q,"object":"model"}]}`, s.cfg.Model)
@@ -125,6 +140,9 @@ func (s *OpenAI) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 			break
 		}
 	}
+	if s.cfg.Gate > 0 && in >= int64(s.cfg.Gate) {
+		s.openGate()
+	}
 	var raw map[string]any
 	var req completionRequest
 	dec := json.NewDecoder(r.Body)
@@ -181,6 +199,13 @@ func (s *OpenAI) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 		"total_tokens":      len(strings.Fields(prompt)) + tokens,
 	}
 	ctx := r.Context()
+	select {
+	case <-s.gate:
+	case <-time.After(s.cfg.GateTimeout):
+	case <-ctx.Done():
+		return
+	}
+	arrived = time.Now() // token times run from the gate
 
 	if !req.Stream {
 		if tokens > 0 && !sleep(ctx, time.Until(due(tokens-1))) {
