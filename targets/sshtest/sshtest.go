@@ -10,7 +10,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
 	"crypto/ed25519"
+	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/pem"
 	"fmt"
@@ -22,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,9 +41,13 @@ type Server struct {
 	User       string
 	UserKey    string        // private key file (OpenSSH format, no passphrase)
 	KnownHosts string        // a known_hosts file holding the host key for [Host]:Port
-	HostKey    ssh.PublicKey // the key sshd offers
-	Dir        string        // the server's files (config, keys, log)
-	Log        string        // sshd's own log (-e output)
+	HostKey    ssh.PublicKey // the ed25519 key sshd offers, the one in KnownHosts
+	// OtherHostKey is sshd's second key (ECDSA), not in KnownHosts. x/crypto
+	// prefers ECDSA to ed25519, so a client that does not ask for the key
+	// type known_hosts holds fails to verify the host (golang/go#29286).
+	OtherHostKey ssh.PublicKey
+	Dir          string // the server's files (config, keys, log)
+	Log          string // sshd's own log (-e output)
 
 	cmd *exec.Cmd
 }
@@ -79,6 +86,10 @@ func StartSSHD(t testing.TB) *Server {
 		t.Fatal(err)
 	}
 	s.HostKey = hostPub
+	otherKey := filepath.Join(dir, "host_ecdsa")
+	if s.OtherHostKey, err = writeECDSAKey(otherKey); err != nil {
+		t.Fatal(err)
+	}
 	s.UserKey = filepath.Join(dir, "user_ed25519")
 	userPub, err := WriteKey(s.UserKey, "")
 	if err != nil {
@@ -100,7 +111,7 @@ func StartSSHD(t testing.TB) *Server {
 			t.Fatal(err)
 		}
 		s.Port = port
-		if lastErr = s.start(t, hostKey); lastErr == nil {
+		if lastErr = s.start(t, hostKey, otherKey); lastErr == nil {
 			break
 		}
 	}
@@ -114,9 +125,10 @@ func StartSSHD(t testing.TB) *Server {
 	return s
 }
 
-func (s *Server) start(t testing.TB, hostKey string) error {
+func (s *Server) start(t testing.TB, hostKey, otherKey string) error {
 	config := filepath.Join(s.Dir, "sshd_config")
 	text := fmt.Sprintf(`ListenAddress 127.0.0.1
+HostKey %s
 HostKey %s
 AuthorizedKeysFile %s
 PermitRootLogin prohibit-password
@@ -129,7 +141,7 @@ PidFile none
 AllowTcpForwarding yes
 MaxSessions 20
 LogLevel VERBOSE
-`, hostKey, filepath.Join(s.Dir, "authorized_keys"))
+`, hostKey, otherKey, filepath.Join(s.Dir, "authorized_keys"))
 	if err := os.WriteFile(config, []byte(text), 0o600); err != nil {
 		return err
 	}
@@ -228,6 +240,21 @@ func WriteKey(path, passphrase string) (ssh.PublicKey, error) {
 	return sshPub, nil
 }
 
+func writeECDSAKey(path string) (ssh.PublicKey, error) {
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "lockstep-test")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
+		return nil, err
+	}
+	return ssh.NewPublicKey(&priv.PublicKey)
+}
+
 // AuthorizeKey adds pub to the keys sshd accepts.
 func (s *Server) AuthorizeKey(pub ssh.PublicKey) error {
 	f, err := os.OpenFile(filepath.Join(s.Dir, "authorized_keys"), os.O_APPEND|os.O_WRONLY, 0o600)
@@ -252,17 +279,24 @@ func KnownHostsLine(host string, port int, key ssh.PublicKey) string {
 // Proxy forwards TCP connections to a backend and lets a test break them:
 // Sever closes every connection at once (the peer sees a reset or EOF),
 // Freeze stops forwarding bytes while keeping the sockets open (a cable
-// pulled, a NAT entry dropped: nobody is told).
+// pulled, a NAT entry dropped: nobody is told), Block makes every new
+// connection frozen from the start (a host that vanished).
 type Proxy struct {
 	Addr string
 
 	backend string
 	l       net.Listener
 
-	mu     sync.Mutex
-	conns  []net.Conn
-	accept int // connections taken so far; the n-th has index n
-	frozen int // connections with index <= frozen forward nothing
+	mu      sync.Mutex
+	pairs   []*pair
+	blocked bool
+	accept  int
+}
+
+// pair is one forwarded connection, both of its sockets.
+type pair struct {
+	client, backend net.Conn
+	frozen          atomic.Bool
 }
 
 // StartProxy listens on 127.0.0.1 and forwards to backend until the test ends.
@@ -301,31 +335,29 @@ func (p *Proxy) serve(ctx context.Context) {
 			c.Close()
 			continue
 		}
+		pr := &pair{client: c, backend: b}
 		p.mu.Lock()
 		p.accept++
-		n := p.accept
-		p.conns = append(p.conns, c, b)
+		pr.frozen.Store(p.blocked)
+		p.pairs = append(p.pairs, pr)
 		p.mu.Unlock()
-		go p.pipe(n, b, c)
-		go p.pipe(n, c, b)
+		go pr.pipe(b, c)
+		go pr.pipe(c, b)
 	}
 }
 
-func (p *Proxy) pipe(n int, dst, src net.Conn) {
+func (pr *pair) pipe(dst, src net.Conn) {
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := src.Read(buf)
-		if n > 0 {
-			if p.isFrozen(n) {
-				// Swallow the bytes, as a dead link would, and keep
-				// reading so neither side's writes block or fail.
-				continue
-			}
+		if n > 0 && !pr.frozen.Load() {
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				src.Close()
 				return
 			}
 		}
+		// Frozen, the bytes are swallowed, as a dead link would, and
+		// reading goes on so neither side's writes block or fail.
 		if err != nil {
 			dst.Close()
 			return
@@ -333,20 +365,15 @@ func (p *Proxy) pipe(n int, dst, src net.Conn) {
 	}
 }
 
-func (p *Proxy) isFrozen(n int) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return n <= p.frozen
-}
-
 // Sever closes every forwarded connection now.
 func (p *Proxy) Sever() {
 	p.mu.Lock()
-	conns := p.conns
-	p.conns = nil
+	pairs := p.pairs
+	p.pairs = nil
 	p.mu.Unlock()
-	for _, c := range conns {
-		c.Close()
+	for _, pr := range pairs {
+		pr.client.Close()
+		pr.backend.Close()
 	}
 }
 
@@ -355,5 +382,22 @@ func (p *Proxy) Sever() {
 func (p *Proxy) Freeze() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.frozen = p.accept
+	for _, pr := range p.pairs {
+		pr.frozen.Store(true)
+	}
+}
+
+// Block freezes the current connections and every new one until Unblock.
+func (p *Proxy) Block() {
+	p.mu.Lock()
+	p.blocked = true
+	p.mu.Unlock()
+	p.Freeze()
+}
+
+// Unblock lets new connections through again.
+func (p *Proxy) Unblock() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.blocked = false
 }
