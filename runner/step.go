@@ -310,28 +310,9 @@ func (s *stepRun) evalString(expr hcl.Expression) (real, shown string, err error
 }
 
 func (s *stepRun) evalEnv(expr hcl.Expression) (map[string]string, error) {
-	if expr == nil {
-		return nil, nil
-	}
-	v, diags := expr.Value(s.evalContext(s.r.o.Scope))
-	if diags.HasErrors() {
-		return nil, errors.New(diagText(diags))
-	}
-	v, _ = v.UnmarkDeep()
-	if v.IsNull() {
-		return nil, nil
-	}
-	if !v.CanIterateElements() {
-		return nil, fmt.Errorf("env must be a map of strings")
-	}
-	env := map[string]string{}
-	for it := v.ElementIterator(); it.Next(); {
-		k, e := it.Element()
-		str, _, err := plain(e)
-		if err != nil {
-			return nil, fmt.Errorf("env %s: %w", k.AsString(), err)
-		}
-		env[k.AsString()] = str
+	env, err := evalEnvMap(expr, s.evalContext(s.r.o.Scope))
+	if err != nil {
+		return nil, fmt.Errorf("env: %w", err)
 	}
 	return env, nil
 }

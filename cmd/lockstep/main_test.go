@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"flag"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"lockstep/targets/sshtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden outputs in testdata/script")
@@ -28,6 +31,7 @@ func TestScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := buildDemoServer(t)
+	ssh := sshdForScripts(t)
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: *update,
@@ -37,7 +41,25 @@ func TestScripts(t *testing.T) {
 			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("NO_COLOR", "1")
 			env.Setenv("LOCKSTEP_RECORDS", "")
+			env.Setenv("DEMOSERVER", filepath.Join(bin, "demoserver"))
+			env.Setenv("LOCKSTEP_VAR_demoserver", filepath.Join(bin, "demoserver"))
+			env.Setenv("LOCKSTEP_VAR_work", env.WorkDir)
+			if ssh != nil {
+				// The ssh scripts' plans declare these variables.
+				env.Setenv("SSH_PORT", strconv.Itoa(ssh.Port))
+				env.Setenv("LOCKSTEP_VAR_ssh_port", strconv.Itoa(ssh.Port))
+				env.Setenv("LOCKSTEP_VAR_ssh_user", ssh.User)
+				env.Setenv("LOCKSTEP_VAR_ssh_key", ssh.UserKey)
+				env.Setenv("LOCKSTEP_VAR_known_hosts", ssh.KnownHosts)
+			}
 			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "sshd":
+				return ssh != nil, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			// exits N CMD ARGS... runs CMD and wants exit status N.
@@ -63,6 +85,17 @@ func TestScripts(t *testing.T) {
 			},
 		},
 	})
+}
+
+// sshdForScripts starts one real OpenSSH sshd on 127.0.0.1 for the ssh
+// scripts ([sshd] in a script). Without sshd they skip, except under CI,
+// where it must be installed.
+func sshdForScripts(t *testing.T) *sshtest.Server {
+	if _, err := os.Stat(sshtest.SSHDPath); err != nil && os.Getenv("CI") != "true" {
+		t.Logf("%s is missing: the ssh scripts skip (apt-get install openssh-server)", sshtest.SSHDPath)
+		return nil
+	}
+	return sshtest.StartSSHD(t)
 }
 
 // buildDemoServer builds examples/demoserver once for every script, into
