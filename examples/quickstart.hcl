@@ -31,8 +31,9 @@ step "run" "build" {
 
 step "launch" "server" {
   description = "Start the demo server with the backend under trial"
-  command     = "exec .lockstep/bin/demoserver --port ${local.port} --backend ${shellquote(var.backend)}"
+  command     = "exec .lockstep/bin/demoserver --port ${local.port} --backend ${shellquote(var.backend)} --load-time 4s"
   log         = ".lockstep/quickstart-server.log"
+  grace       = "500ms"
 
   postcondition {
     condition     = strcontains(self.log, "config: backend=${var.backend}")
