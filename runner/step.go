@@ -336,32 +336,42 @@ func (s *stepRun) command() (targets.Command, string, error) {
 
 // act does the step's action. done is true when the step ended in it.
 func (s *stepRun) act(ctx, outer context.Context) (events.Outcome, bool) {
-	timeout, _ := s.r.timeout(s.st)
 	switch s.st.Kind {
 	case "run":
 		cmd, shown, err := s.command()
 		if err != nil {
 			return s.errored(err), true
 		}
-		s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown}})
-		res, err := s.t.Run(ctx, cmd)
-		if ctx.Err() != nil {
-			return s.ended(ctx, outer, timeout), true
+		if _, out, done := s.runCommand(ctx, outer, cmd, shown); done {
+			return out, true
 		}
-		if err != nil {
-			return s.errored(err), true
-		}
-		for k, v := range commandSelf(res) {
-			s.self[k] = v
-		}
-		code := res.ExitCode
-		s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown, ExitCode: &code}})
 	case "launch":
 		return s.launch(ctx, outer)
 	case "benchmark":
 		return s.benchmark(ctx, outer)
 	}
 	return events.Outcome{}, false
+}
+
+// runCommand runs a step's command to completion, reports it, and keeps
+// its exit code and output as self. done is true when the step ended
+// (interrupted, timed out, a watched process died, or the target failed).
+func (s *stepRun) runCommand(ctx, outer context.Context, cmd targets.Command, shown string) (targets.Result, events.Outcome, bool) {
+	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown}})
+	res, err := s.t.Run(ctx, cmd)
+	if ctx.Err() != nil {
+		timeout, _ := s.r.timeout(s.st)
+		return res, s.ended(ctx, outer, timeout), true
+	}
+	if err != nil {
+		return res, s.errored(err), true
+	}
+	for k, v := range commandSelf(res) {
+		s.self[k] = v
+	}
+	code := res.ExitCode
+	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown, ExitCode: &code}})
+	return res, events.Outcome{}, false
 }
 
 func commandSelf(res targets.Result) map[string]cty.Value {
