@@ -93,7 +93,7 @@ func (s *stepRun) runCommandBenchmark(ctx, outer context.Context) (events.Outcom
 	}
 	s.metrics = map[string]float64{}
 	for k, vs := range values {
-		if s.st.Repeat > 0 {
+		if s.st.Repeat > 1 {
 			st := loads.Summarize(vs)
 			if s.stats == nil {
 				s.stats = map[string]events.MetricStats{}
