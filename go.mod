@@ -11,6 +11,7 @@ require (
 	github.com/zclconf/go-cty v1.19.0
 	golang.org/x/sys v0.38.0
 	golang.org/x/term v0.37.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (

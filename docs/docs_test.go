@@ -39,12 +39,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"lockstep/docs/internal/langdoc"
 	"lockstep/plans"
@@ -455,6 +459,84 @@ func TestDocPlansValidate(t *testing.T) {
 	for f, least := range map[string]int{"language.md": 3, "cookbook.md": 7} {
 		if perFile[f] < least {
 			t.Errorf("found %d plans in %s, want at least %d: is the fence pattern right?", perFile[f], f, least)
+		}
+	}
+}
+
+// workflow is the part of a GitHub Actions workflow the recipe test reads.
+type workflow struct {
+	On struct {
+		PullRequest struct {
+			Paths []string `yaml:"paths"`
+		} `yaml:"pull_request"`
+	} `yaml:"on"`
+	Permissions map[string]string `yaml:"permissions"`
+	Jobs        map[string]struct {
+		Steps []struct {
+			Name string            `yaml:"name"`
+			Uses string            `yaml:"uses"`
+			Run  string            `yaml:"run"`
+			Env  map[string]string `yaml:"env"`
+		} `yaml:"steps"`
+	} `yaml:"jobs"`
+}
+
+// The CI recipe is valid YAML, runs on pull requests touching plans, does
+// what docs/ci.md says it does, and each of its shell scripts parses.
+func TestCIWorkflow(t *testing.T) {
+	src, err := os.ReadFile("../examples/ci/lockstep-plans.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wf workflow
+	if err := yaml.Unmarshal(src, &wf); err != nil {
+		t.Fatalf("lockstep-plans.yml is not valid YAML: %v", err)
+	}
+	if !slices.Contains(wf.On.PullRequest.Paths, "**/*.hcl") {
+		t.Errorf("the workflow does not run on pull requests touching **/*.hcl: paths = %q", wf.On.PullRequest.Paths)
+	}
+	if wf.Permissions["pull-requests"] != "write" {
+		t.Errorf("the workflow needs pull-requests: write to comment, has %q", wf.Permissions["pull-requests"])
+	}
+	var runs []string
+	var uses []string
+	for _, job := range wf.Jobs {
+		for _, st := range job.Steps {
+			if st.Uses != "" {
+				uses = append(uses, st.Uses)
+			}
+			if st.Run == "" {
+				continue
+			}
+			runs = append(runs, st.Run)
+			// Expressions expanded into a script are a script injection
+			// hazard (a branch name is attacker-controlled): pass them
+			// through env instead.
+			if strings.Contains(st.Run, "${{") {
+				t.Errorf("step %q expands ${{ }} inside its script; pass the value through env", st.Name)
+			}
+			if bash, err := exec.LookPath("bash"); err == nil {
+				cmd := exec.Command(bash, "-n")
+				cmd.Stdin = strings.NewReader(st.Run)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Errorf("step %q: its script does not parse: %v\n%s", st.Name, err, out)
+				}
+			}
+		}
+	}
+	all := strings.Join(runs, "\n")
+	for _, want := range []string{"lockstep fmt -check", "lockstep validate", "lockstep explain", "--format markdown", "explain --diff", "go build"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no step of the workflow runs %q", want)
+		}
+	}
+	for _, want := range []string{"actions/checkout", "actions/setup-go", "actions/github-script"} {
+		found := false
+		for _, u := range uses {
+			found = found || strings.HasPrefix(u, want+"@")
+		}
+		if !found {
+			t.Errorf("the workflow uses no %s", want)
 		}
 	}
 }
