@@ -42,18 +42,20 @@ type checker struct {
 	stepVal   cty.Value
 	selfVals  map[string]cty.Value
 	targetVal cty.Value
+	contexts  map[*Step]*hcl.EvalContext
 }
 
 func (d *decoder) check() hcl.Diagnostics {
 	c := &checker{
-		decoder: d,
-		vars:    map[string]*Variable{},
-		locals:  map[string]*Local{},
-		targets: map[string]*Target{},
-		steps:   map[string]int{},
-		funcs:   map[string]bool{},
+		decoder:  d,
+		vars:     map[string]*Variable{},
+		locals:   map[string]*Local{},
+		targets:  map[string]*Target{},
+		steps:    map[string]int{},
+		funcs:    map[string]bool{},
+		contexts: map[*Step]*hcl.EvalContext{},
 	}
-	for name := range Functions() {
+	for name := range d.funcs {
 		c.funcs[name] = true
 	}
 	for _, v := range d.plan.Variables {
@@ -102,7 +104,7 @@ func (c *checker) buildValues() {
 	for _, l := range order {
 		ctx := &hcl.EvalContext{
 			Variables: map[string]cty.Value{"var": objectOf(c.varVals), "local": objectOf(c.localVals)},
-			Functions: Functions(),
+			Functions: c.decoder.funcs,
 		}
 		if v, ds := l.Expr.Value(ctx); !ds.HasErrors() {
 			c.localVals[l.Name] = v
@@ -149,7 +151,18 @@ func outputsObject(outs []Output) cty.Value {
 	return objectOf(m)
 }
 
+// evalContext returns the typed-unknown context for expressions of step
+// (nil outside steps), built once per step.
 func (c *checker) evalContext(step *Step) *hcl.EvalContext {
+	if ctx, ok := c.contexts[step]; ok {
+		return ctx
+	}
+	ctx := c.newEvalContext(step)
+	c.contexts[step] = ctx
+	return ctx
+}
+
+func (c *checker) newEvalContext(step *Step) *hcl.EvalContext {
 	vars := map[string]cty.Value{
 		"var":    objectOf(c.varVals),
 		"local":  objectOf(c.localVals),
@@ -168,7 +181,7 @@ func (c *checker) evalContext(step *Step) *hcl.EvalContext {
 		}
 		vars["probe"] = objectOf(probes)
 	}
-	return &hcl.EvalContext{Variables: vars, Functions: Functions()}
+	return &hcl.EvalContext{Variables: vars, Functions: c.decoder.funcs}
 }
 
 // localOrder sorts locals so each comes after the locals it uses; the
@@ -255,7 +268,7 @@ func (c *checker) checkTarget(t *Target) hcl.Diagnostics {
 		}
 	}
 	if t.SSH != nil && t.SSH.ConnectTimeout != nil {
-		diags = append(diags, checkDuration(t.SSH.ConnectTimeout, "connect_timeout", true)...)
+		diags = append(diags, c.checkDuration(t.SSH.ConnectTimeout, "connect_timeout", true)...)
 	}
 	return diags
 }
@@ -538,11 +551,11 @@ func checkRegex(pat string, rng hcl.Range) hcl.Diagnostics {
 
 // checkDuration checks a duration written as a constant; one computed from
 // variables is checked when it is evaluated.
-func checkDuration(e hcl.Expression, name string, positive bool) hcl.Diagnostics {
+func (c *checker) checkDuration(e hcl.Expression, name string, positive bool) hcl.Diagnostics {
 	if len(e.Variables()) > 0 {
 		return nil
 	}
-	v, diags := e.Value(&hcl.EvalContext{Functions: Functions()})
+	v, diags := e.Value(&hcl.EvalContext{Functions: c.decoder.funcs})
 	if diags.HasErrors() {
 		return nil // reported by the evaluation against typed unknowns
 	}
@@ -629,13 +642,13 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 		}
 	}
 	if s.Timeout != nil {
-		diags = append(diags, checkDuration(s.Timeout, "timeout", true)...)
+		diags = append(diags, c.checkDuration(s.Timeout, "timeout", true)...)
 	}
 	if s.Interval != nil {
-		diags = append(diags, checkDuration(s.Interval, "interval", true)...)
+		diags = append(diags, c.checkDuration(s.Interval, "interval", true)...)
 	}
 	if s.Grace != nil {
-		diags = append(diags, checkDuration(s.Grace, "grace", false)...)
+		diags = append(diags, c.checkDuration(s.Grace, "grace", false)...)
 	}
 	if s.Command != nil {
 		diags = append(diags, c.command(s.Command, ctxAction, i)...)
@@ -739,7 +752,7 @@ func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {
 				diags = append(diags, checkRegex(pat, e.Range())...)
 			}
 		case p.Kind == "http" && name == "timeout":
-			diags = append(diags, checkDuration(e, "timeout", true)...)
+			diags = append(diags, c.checkDuration(e, "timeout", true)...)
 		}
 	}
 	if p.stepExpr != nil && strings.HasPrefix(p.Step, "launch.") {

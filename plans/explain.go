@@ -276,27 +276,15 @@ func (e *explain) texts(expr hcl.Expression) (written, resolved string) {
 	return written, e.resolve(expr)
 }
 
-// dedent removes from the second and later lines of s the indentation
-// they share, so that source cut out of a block reads at its own level.
-func dedent(s string) string {
+// dedent removes from the second and later lines of s the indentation of
+// the line s starts on, so source cut out of a block reads at its own
+// level.
+func dedent(s string, indent int) string {
 	lines := strings.Split(s, "\n")
-	if len(lines) < 2 {
-		return s
-	}
-	common := -1
-	for _, l := range lines[1:] {
-		if strings.TrimSpace(l) == "" {
-			continue
-		}
-		n := len(l) - len(strings.TrimLeft(l, " \t"))
-		if common < 0 || n < common {
-			common = n
-		}
-	}
 	for i := 1; i < len(lines); i++ {
-		if len(lines[i]) >= common && common > 0 {
-			lines[i] = "  " + lines[i][common:]
-		}
+		l := lines[i]
+		n := len(l) - len(strings.TrimLeft(l, " \t"))
+		lines[i] = l[min(n, indent):]
 	}
 	return strings.Join(lines, "\n")
 }
@@ -323,7 +311,10 @@ func (e *explain) source(expr hcl.Expression) string {
 	if r.Filename != e.plan.Filename || r.Start.Byte < 0 || r.End.Byte > len(src) || r.Start.Byte > r.End.Byte {
 		return ""
 	}
-	text := dedent(string(src[r.Start.Byte:r.End.Byte]))
+	lineStart := strings.LastIndexByte(string(src[:r.Start.Byte]), '\n') + 1
+	line := string(src[lineStart:r.Start.Byte])
+	indent := len(line) - len(strings.TrimLeft(line, " \t"))
+	text := dedent(string(src[r.Start.Byte:r.End.Byte]), indent)
 	if _, ok := expr.(*hclsyntax.TemplateExpr); ok && len(text) >= 2 && text[0] == '"' && text[len(text)-1] == '"' {
 		text = text[1 : len(text)-1]
 	}

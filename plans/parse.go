@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/hcl/v2/json"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
+	"github.com/zclconf/go-cty/cty/function"
 )
 
 // ParseFile reads and parses the plan at path; see Parse.
@@ -57,7 +58,7 @@ func Parse(filename string, src []byte) (*Plan, hcl.Diagnostics) {
 		sortDiagnostics(diags)
 		return p, diags
 	}
-	d := &decoder{lang: Language(), plan: p, src: src}
+	d := &decoder{lang: Language(), plan: p, src: src, funcs: Functions()}
 	diags = append(diags, d.decode(file.Body)...)
 	diags = append(diags, d.check()...)
 	sortDiagnostics(diags)
@@ -85,9 +86,10 @@ func where(r hcl.Range) string {
 }
 
 type decoder struct {
-	lang *Schema
-	plan *Plan
-	src  []byte
+	lang  *Schema
+	plan  *Plan
+	src   []byte
+	funcs map[string]function.Function // built once: every check evaluates with them
 
 	planRange   *hcl.Range
 	stepProbes  map[*Step]map[string]*Probe
@@ -238,14 +240,14 @@ func (d *decoder) decodePlan(block *hcl.Block, diags hcl.Diagnostics) (string, h
 	diags = append(diags, ds...)
 	var desc string
 	if a, ok := content.Attributes["description"]; ok {
-		desc, ds = constString(a)
+		desc, ds = d.constString(a)
 		diags = append(diags, ds...)
 	}
 	return desc, diags
 }
 
 // constValue evaluates an attribute that must not refer to anything.
-func constValue(a *hcl.Attribute, want cty.Type, hint string) (cty.Value, hcl.Diagnostics) {
+func (d *decoder) constValue(a *hcl.Attribute, want cty.Type, hint string) (cty.Value, hcl.Diagnostics) {
 	if len(a.Expr.Variables()) > 0 {
 		return cty.NilVal, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
@@ -254,7 +256,7 @@ func constValue(a *hcl.Attribute, want cty.Type, hint string) (cty.Value, hcl.Di
 			Subject:  a.Expr.Range().Ptr(),
 		}}
 	}
-	v, diags := a.Expr.Value(&hcl.EvalContext{Functions: Functions()})
+	v, diags := a.Expr.Value(&hcl.EvalContext{Functions: d.funcs})
 	if diags.HasErrors() {
 		return cty.NilVal, diags
 	}
@@ -273,16 +275,16 @@ func constValue(a *hcl.Attribute, want cty.Type, hint string) (cty.Value, hcl.Di
 	return cv, nil
 }
 
-func constString(a *hcl.Attribute) (string, hcl.Diagnostics) {
-	v, diags := constValue(a, cty.String, "Write a quoted string.")
+func (d *decoder) constString(a *hcl.Attribute) (string, hcl.Diagnostics) {
+	v, diags := d.constValue(a, cty.String, "Write a quoted string.")
 	if v == cty.NilVal {
 		return "", diags
 	}
 	return v.AsString(), diags
 }
 
-func constBool(a *hcl.Attribute) (bool, hcl.Diagnostics) {
-	v, diags := constValue(a, cty.Bool, "Write true or false.")
+func (d *decoder) constBool(a *hcl.Attribute) (bool, hcl.Diagnostics) {
+	v, diags := d.constValue(a, cty.Bool, "Write true or false.")
 	if v == cty.NilVal {
 		return false, diags
 	}
@@ -300,7 +302,7 @@ func (d *decoder) decodeVariable(block *hcl.Block) (*Variable, hcl.Diagnostics) 
 		if strings.HasSuffix(a.Range.Filename, ".json") {
 			// JSON has no type keywords: the type is written as a string
 			// holding the native expression, as Terraform reads it.
-			if s, ds := constString(a); !ds.HasErrors() {
+			if s, ds := d.constString(a); !ds.HasErrors() {
 				e, ds := hclsyntax.ParseExpression([]byte(s), a.Range.Filename, a.Expr.Range().Start)
 				diags = append(diags, ds...)
 				expr = e
@@ -313,15 +315,15 @@ func (d *decoder) decodeVariable(block *hcl.Block) (*Variable, hcl.Diagnostics) 
 		}
 	}
 	if a, ok := content.Attributes["description"]; ok {
-		v.Description, ds = constString(a)
+		v.Description, ds = d.constString(a)
 		diags = append(diags, ds...)
 	}
 	if a, ok := content.Attributes["sensitive"]; ok {
-		v.Sensitive, ds = constBool(a)
+		v.Sensitive, ds = d.constBool(a)
 		diags = append(diags, ds...)
 	}
 	if a, ok := content.Attributes["default"]; ok {
-		val, ds := constValue(a, cty.DynamicPseudoType, "Write a literal value.")
+		val, ds := d.constValue(a, cty.DynamicPseudoType, "Write a literal value.")
 		diags = append(diags, ds...)
 		if val != cty.NilVal {
 			cv, err := convert.Convert(val, v.Type)
@@ -555,19 +557,19 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 		diags = append(diags, ds...)
 	}
 	if a, ok := attrs["description"]; ok {
-		s.Description, ds = constString(a)
+		s.Description, ds = d.constString(a)
 		diags = append(diags, ds...)
 	}
 	if a, ok := attrs["always"]; ok {
-		s.Always, ds = constBool(a)
+		s.Always, ds = d.constBool(a)
 		diags = append(diags, ds...)
 	}
 	if a, ok := attrs["keep"]; ok {
-		s.Keep, ds = constBool(a)
+		s.Keep, ds = d.constBool(a)
 		diags = append(diags, ds...)
 	}
 	if a, ok := attrs["repeat"]; ok {
-		v, ds := constValue(a, cty.Number, "Write a whole number such as 3.")
+		v, ds := d.constValue(a, cty.Number, "Write a whole number such as 3.")
 		diags = append(diags, ds...)
 		if v != cty.NilVal {
 			bf := v.AsBigFloat()
@@ -848,14 +850,14 @@ func (d *decoder) decodeMetric(block *hcl.Block) (*Metric, hcl.Diagnostics) {
 		})
 	}
 	if hasRe {
-		m.Regex, ds = constString(re)
+		m.Regex, ds = d.constString(re)
 		diags = append(diags, ds...)
 		if !ds.HasErrors() {
 			diags = append(diags, checkRegex(m.Regex, re.Expr.Range())...)
 		}
 	}
 	if hasJS {
-		m.JSON, ds = constString(js)
+		m.JSON, ds = d.constString(js)
 		diags = append(diags, ds...)
 		if !ds.HasErrors() {
 			if _, err := ParseJSONPath(m.JSON); err != nil {

@@ -43,6 +43,11 @@ type Scope struct {
 	funcs   map[string]function.Function
 }
 
+// MissingValue is the Extra of the diagnostic Resolve reports for a
+// required variable that got no value, so a caller can tell "not given
+// yet" from "given wrong" (explain shows a plan as written then).
+type MissingValue struct{ Name string }
+
 type rawValue struct {
 	val    cty.Value
 	source string
@@ -131,6 +136,7 @@ func (p *Plan) Resolve(in Inputs) (*Scope, hcl.Diagnostics) {
 					Detail: fmt.Sprintf("Variable %q has no default. Give it a value with -var %s=VALUE, in a -var-file, or in the environment as %s%s.",
 						v.Name, v.Name, EnvPrefix, v.Name),
 					Subject: v.DeclRange.Ptr(),
+					Extra:   MissingValue{Name: v.Name},
 				})
 				s.Vars[v.Name] = cty.UnknownVal(v.Type)
 				continue

@@ -231,10 +231,10 @@ func Language() *Schema {
 			{
 				Name: "launch", Doc: "starts a long-running process, detached, its output written afresh to its log",
 				Attrs: append(actionAttrs("shell command started detached with /bin/sh -c"),
-					Attr{Name: "log", Doc: "path of the process's log; an old file there is moved aside first", Default: "a file under .lockstep/"},
+					Attr{Name: "log", Doc: "path of the process's log; an old file there is moved aside first", Default: "logs/NAME.log in the attempt's record (local), /tmp/lockstep/PLAN/NAME.log (ssh)"},
 					Attr{Name: "grace", Doc: "how long the process must stay alive to count as started", Default: "2s"},
 				),
-				DefaultTimeout: "2m", DefaultInterval: "1s",
+				DefaultTimeout: "2m", DefaultInterval: "250ms",
 				Self: []Output{
 					{Name: "pid", Type: num, Doc: "process id of the launched process"},
 					{Name: "pgid", Type: num, Doc: "its process group"},

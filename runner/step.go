@@ -16,15 +16,10 @@ import (
 	"lockstep/targets"
 )
 
-// Defaults a plan never has to write.
+// Defaults a plan never has to write. Timeouts, intervals and the grace
+// period come from the language's schema (plans.Language), which explain
+// and the docs show too; these are the runner's own.
 const (
-	defaultWaitTimeout      = 5 * time.Minute
-	defaultLaunchTimeout    = time.Minute
-	defaultRunTimeout       = 10 * time.Minute
-	defaultBenchmarkTimeout = 30 * time.Minute
-	defaultInterval         = time.Second
-	defaultLaunchInterval   = 250 * time.Millisecond
-	defaultGrace            = 2 * time.Second
 	// watchEvery is how often launched processes are checked while a
 	// step runs, so a death fails the step within a fraction of a second.
 	watchEvery = 100 * time.Millisecond
@@ -34,6 +29,29 @@ const (
 	// tailLines is how much of a log a dead process's evidence shows.
 	tailLines = 40
 )
+
+// kindDefaults are a step kind's default timeout and interval.
+func kindDefaults(kind string) (timeout, interval time.Duration) {
+	k := plans.Language().StepKind(kind)
+	if k == nil {
+		return 0, time.Second
+	}
+	timeout, _ = time.ParseDuration(k.DefaultTimeout)
+	interval, _ = time.ParseDuration(k.DefaultInterval)
+	return timeout, interval
+}
+
+// defaultGrace is the launch's grace period when the plan names none.
+func defaultGrace() time.Duration {
+	for _, a := range plans.Language().StepKind("launch").Attrs {
+		if a.Name == "grace" {
+			if d, err := time.ParseDuration(a.Default); err == nil {
+				return d
+			}
+		}
+	}
+	return 2 * time.Second
+}
 
 // stepRun is one step in progress.
 type stepRun struct {
@@ -83,12 +101,7 @@ func (r *run) stepEvent(i int, st *plans.Step) events.Step {
 // timeout is the step's timeout; single is true when the step is
 // evaluated once (an assert without a timeout, a run, a benchmark).
 func (r *run) timeout(st *plans.Step) (time.Duration, bool) {
-	def := map[string]time.Duration{
-		"wait":      defaultWaitTimeout,
-		"launch":    defaultLaunchTimeout,
-		"run":       defaultRunTimeout,
-		"benchmark": defaultBenchmarkTimeout,
-	}[st.Kind]
+	def, _ := kindDefaults(st.Kind)
 	d, diags := r.o.Scope.Duration(st.Timeout, def)
 	if diags.HasErrors() {
 		d = def
@@ -297,28 +310,9 @@ func (s *stepRun) evalString(expr hcl.Expression) (real, shown string, err error
 }
 
 func (s *stepRun) evalEnv(expr hcl.Expression) (map[string]string, error) {
-	if expr == nil {
-		return nil, nil
-	}
-	v, diags := expr.Value(s.evalContext(s.r.o.Scope))
-	if diags.HasErrors() {
-		return nil, errors.New(diagText(diags))
-	}
-	v, _ = v.UnmarkDeep()
-	if v.IsNull() {
-		return nil, nil
-	}
-	if !v.CanIterateElements() {
-		return nil, fmt.Errorf("env must be a map of strings")
-	}
-	env := map[string]string{}
-	for it := v.ElementIterator(); it.Next(); {
-		k, e := it.Element()
-		str, _, err := plain(e)
-		if err != nil {
-			return nil, fmt.Errorf("env %s: %w", k.AsString(), err)
-		}
-		env[k.AsString()] = str
+	env, err := evalEnvMap(expr, s.evalContext(s.r.o.Scope))
+	if err != nil {
+		return nil, fmt.Errorf("env: %w", err)
 	}
 	return env, nil
 }
@@ -388,7 +382,7 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 	if logPath == "" {
 		logPath = s.r.defaultLog(s.st)
 	}
-	if g, diags := s.r.o.Scope.Duration(s.st.Grace, defaultGrace); !diags.HasErrors() {
+	if g, diags := s.r.o.Scope.Duration(s.st.Grace, defaultGrace()); !diags.HasErrors() {
 		s.grace = g
 	}
 	moved, err := s.t.MoveAside(ctx, logPath)
