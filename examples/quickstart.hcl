@@ -89,3 +89,25 @@ step "assert" "answers" {
     error_message = "the server answered, but not with 4"
   }
 }
+
+step "benchmark" "throughput" {
+  description = "Measure tokens/s at a fixed concurrency; a threshold decides"
+
+  load "openai" {
+    url         = "http://127.0.0.1:${local.port}/v1/chat/completions"
+    model       = "demo"
+    concurrency = 16
+    requests    = 400
+    max_tokens  = 16
+    expect      = "[A-Za-z0-9]"
+  }
+
+  postcondition {
+    condition     = self.metrics.errors == 0 && self.metrics.answers_matching_share == 1
+    error_message = "the server failed or answered garbage under load"
+  }
+  postcondition {
+    condition     = self.metrics.output_tokens_per_s > 100
+    error_message = "throughput is below 100 output tokens/s"
+  }
+}
