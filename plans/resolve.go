@@ -361,3 +361,34 @@ func (s *Scope) Duration(expr hcl.Expression, def time.Duration) (time.Duration,
 	}
 	return d, nil
 }
+
+// Timeout is how long s's postconditions may take to hold: its timeout,
+// else its kind's default. Zero means a single evaluation (an assert
+// without a timeout).
+func (s *Scope) Timeout(st *Step) (time.Duration, hcl.Diagnostics) {
+	return s.Duration(st.Timeout, kindDuration(st.Kind, func(k *StepKind) string { return k.DefaultTimeout }))
+}
+
+// Interval is the time between two evaluations of s's probes and
+// conditions: its interval, else its kind's default.
+func (s *Scope) Interval(st *Step) (time.Duration, hcl.Diagnostics) {
+	return s.Duration(st.Interval, kindDuration(st.Kind, func(k *StepKind) string { return k.DefaultInterval }))
+}
+
+// Grace is how long a launched process must stay alive to count as
+// started: the step's grace, else 2s.
+func (s *Scope) Grace(st *Step) (time.Duration, hcl.Diagnostics) {
+	return s.Duration(st.Grace, 2*time.Second)
+}
+
+func kindDuration(kind string, get func(*StepKind) string) time.Duration {
+	k := Language().StepKind(kind)
+	if k == nil || get(k) == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(get(k))
+	if err != nil {
+		panic(fmt.Sprintf("plans: Language() has a bad duration for %s: %v", kind, err))
+	}
+	return d
+}

@@ -223,3 +223,56 @@ func hclParseExpr(t *testing.T, src string) (hcl.Expression, hcl.Diagnostics) {
 	}
 	return expr, nil
 }
+
+func TestStepDurationDefaults(t *testing.T) {
+	p := mustParse(t, `
+step "wait" "w" {
+  postcondition {
+    condition = true
+  }
+}
+step "assert" "a" {
+  postcondition {
+    condition = true
+  }
+}
+step "assert" "retried" {
+  timeout  = "30s"
+  interval = "250ms"
+  postcondition {
+    condition = true
+  }
+}
+step "launch" "l" {
+  command = "sleep 60"
+  grace   = "0s"
+}
+`)
+	s, diags := p.Resolve(plans.Inputs{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	tests := []struct {
+		step              string
+		timeout, interval time.Duration
+	}{
+		{"wait.w", 5 * time.Minute, time.Second},
+		{"assert.a", 0, time.Second},
+		{"assert.retried", 30 * time.Second, 250 * time.Millisecond},
+		{"launch.l", 2 * time.Minute, time.Second},
+	}
+	for _, tt := range tests {
+		st := p.Step(tt.step)
+		timeout, d1 := s.Timeout(st)
+		interval, d2 := s.Interval(st)
+		if d1.HasErrors() || d2.HasErrors() || timeout != tt.timeout || interval != tt.interval {
+			t.Errorf("%s: timeout %v, interval %v; want %v, %v", tt.step, timeout, interval, tt.timeout, tt.interval)
+		}
+	}
+	if g, _ := s.Grace(p.Step("launch.l")); g != 0 {
+		t.Errorf("grace = %v, want 0s as written", g)
+	}
+	if g, _ := s.Grace(p.Step("wait.w")); g != 2*time.Second {
+		t.Errorf("default grace = %v, want 2s", g)
+	}
+}
