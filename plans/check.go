@@ -256,31 +256,74 @@ func (c *checker) checkLocals() hcl.Diagnostics {
 }
 
 func (c *checker) checkTarget(t *Target) hcl.Diagnostics {
+	b := c.blockSchema("target")
 	var diags hcl.Diagnostics
-	exprs := []hcl.Expression{t.Env, t.Workdir}
-	if t.SSH != nil {
-		s := t.SSH
-		exprs = append(exprs, s.Host, s.User, s.Port, s.IdentityFile, s.KnownHosts, s.ProxyJump, s.PassphraseEnv, s.InsecureIgnoreHostKey, s.ConnectTimeout)
-	}
-	for _, e := range exprs {
-		if e != nil {
-			diags = append(diags, c.expr(e, ctxLocal, -1)...)
+	attrs := map[string]hcl.Expression{"env": t.Env, "workdir": t.Workdir}
+	for _, name := range sortedKeys(attrs) {
+		if e := attrs[name]; e != nil {
+			_, ds := c.attr(name, e, b.Attrs, ctxLocal, -1)
+			diags = append(diags, ds...)
 		}
 	}
-	if t.SSH != nil && t.SSH.ConnectTimeout != nil {
-		diags = append(diags, c.checkDuration(t.SSH.ConnectTimeout, "connect_timeout", true)...)
+	if t.SSH == nil {
+		return diags
+	}
+	s := t.SSH
+	ssh := map[string]hcl.Expression{
+		"host": s.Host, "user": s.User, "port": s.Port, "identity_file": s.IdentityFile,
+		"known_hosts": s.KnownHosts, "proxy_jump": s.ProxyJump, "passphrase_env": s.PassphraseEnv,
+		"insecure_ignore_host_key": s.InsecureIgnoreHostKey, "connect_timeout": s.ConnectTimeout,
+	}
+	for _, name := range sortedKeys(ssh) {
+		e := ssh[name]
+		if e == nil {
+			continue
+		}
+		v, ds := c.attr(name, e, b.Blocks[0].Attrs, ctxLocal, -1)
+		diags = append(diags, ds...)
+		if name == "connect_timeout" && !ds.HasErrors() {
+			diags = append(diags, checkDuration(e, v, name, true)...)
+		}
 	}
 	return diags
 }
 
-// expr checks an expression's references and syntax, then evaluates it
-// against typed unknowns to catch type and function errors.
-func (c *checker) expr(e hcl.Expression, ctx refContext, stepIdx int) hcl.Diagnostics {
-	_, diags := c.typed(e, ctx, stepIdx)
-	return diags
+// attr checks one attribute: its references and syntax, its evaluation
+// against typed unknowns, and that its value converts to the type the
+// schema gives it. The value is cty.NilVal when it could not be checked.
+func (c *checker) attr(name string, e hcl.Expression, schema []Attr, ctx refContext, stepIdx int) (cty.Value, hcl.Diagnostics) {
+	v, diags := c.typed(e, ctx, stepIdx)
+	if v == cty.NilVal || diags.HasErrors() {
+		return v, diags
+	}
+	var want cty.Type
+	for _, a := range schema {
+		if a.Name == name {
+			want = a.Type
+		}
+	}
+	if want == cty.NilType || want == cty.DynamicPseudoType || v.Type() == cty.DynamicPseudoType {
+		return v, diags
+	}
+	if _, err := convert.Convert(v, want); err != nil {
+		got := v.Type().FriendlyName()
+		if v.IsKnown() && !v.IsNull() && v.Type().IsPrimitiveType() {
+			got = showValue(v)
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Incorrect attribute value type",
+			Detail:   fmt.Sprintf("%s must be a %s, not %s.", name, want.FriendlyName(), got),
+			Subject:  e.Range().Ptr(),
+		})
+		return cty.NilVal, diags
+	}
+	return v, diags
 }
 
-// typed is expr that also returns the value (cty.NilVal when unchecked).
+// typed checks an expression's references and syntax, then evaluates it
+// against typed unknowns to catch type and function errors; the value is
+// cty.NilVal when it was not evaluated.
 func (c *checker) typed(e hcl.Expression, ctx refContext, stepIdx int) (cty.Value, hcl.Diagnostics) {
 	diags := c.refs(e, ctx, stepIdx)
 	diags = append(diags, c.syntax(e)...)
@@ -549,18 +592,14 @@ func checkRegex(pat string, rng hcl.Range) hcl.Diagnostics {
 	return nil
 }
 
-// checkDuration checks a duration written as a constant; one computed from
-// variables is checked when it is evaluated.
-func (c *checker) checkDuration(e hcl.Expression, name string, positive bool) hcl.Diagnostics {
-	if len(e.Variables()) > 0 {
+// checkDuration checks a duration whose value is known before the run (a
+// constant, or made from constant locals); one computed from variables or
+// steps is checked when it is evaluated.
+func checkDuration(e hcl.Expression, v cty.Value, name string, positive bool) hcl.Diagnostics {
+	if v == cty.NilVal || !v.IsWhollyKnown() {
 		return nil
 	}
-	v, diags := e.Value(&hcl.EvalContext{Functions: c.decoder.funcs})
-	if diags.HasErrors() {
-		return nil // reported by the evaluation against typed unknowns
-	}
-	_, err := durationOf(v, name, positive)
-	if err != nil {
+	if _, err := durationOf(v, name, positive); err != nil {
 		return hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid duration",
@@ -636,19 +675,25 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 			Subject:  s.targetExpr.Range().Ptr(),
 		})
 	}
-	for _, e := range []hcl.Expression{s.Log, s.Env, s.Workdir, s.Timeout, s.Interval, s.Grace} {
-		if e != nil {
-			diags = append(diags, c.expr(e, ctxAction, i)...)
+	schema := c.lang.Step.Attrs
+	if kind != nil {
+		schema = append(append([]Attr(nil), schema...), kind.Attrs...)
+	}
+	for _, a := range []struct {
+		name string
+		e    hcl.Expression
+	}{{"log", s.Log}, {"env", s.Env}, {"workdir", s.Workdir}, {"timeout", s.Timeout}, {"interval", s.Interval}, {"grace", s.Grace}} {
+		if a.e == nil {
+			continue
 		}
-	}
-	if s.Timeout != nil {
-		diags = append(diags, c.checkDuration(s.Timeout, "timeout", true)...)
-	}
-	if s.Interval != nil {
-		diags = append(diags, c.checkDuration(s.Interval, "interval", true)...)
-	}
-	if s.Grace != nil {
-		diags = append(diags, c.checkDuration(s.Grace, "grace", false)...)
+		v, ds := c.attr(a.name, a.e, schema, ctxAction, i)
+		diags = append(diags, ds...)
+		switch a.name {
+		case "timeout", "interval", "grace":
+			if !ds.HasErrors() {
+				diags = append(diags, checkDuration(a.e, v, a.name, a.name != "grace")...)
+			}
+		}
 	}
 	if s.Command != nil {
 		diags = append(diags, c.command(s.Command, ctxAction, i)...)
@@ -675,9 +720,14 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 		diags = append(diags, c.condition(cond, ctxCheck, i, "abort_if")...)
 	}
 	if s.Load != nil {
+		var loadAttrs []Attr
+		if k := c.lang.LoadKind(s.Load.Kind); k != nil {
+			loadAttrs = k.Attrs
+		}
 		for _, name := range sortedKeys(s.Load.Attrs) {
 			e := s.Load.Attrs[name]
-			diags = append(diags, c.expr(e, ctxAction, i)...)
+			_, ds := c.attr(name, e, loadAttrs, ctxAction, i)
+			diags = append(diags, ds...)
 			if name == "expect" {
 				if pat, ok := literalString(e); ok {
 					diags = append(diags, checkRegex(pat, e.Range())...)
@@ -745,14 +795,19 @@ func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {
 			diags = append(diags, c.command(e, ctxProbe, i)...)
 			continue
 		}
-		diags = append(diags, c.expr(e, ctxProbe, i)...)
+		var schema []Attr
+		if k := c.lang.ProbeKind(p.Kind); k != nil {
+			schema = k.Attrs
+		}
+		v, ds := c.attr(name, e, schema, ctxProbe, i)
+		diags = append(diags, ds...)
 		switch {
 		case p.Kind == "process" && name == "match":
 			if pat, ok := literalString(e); ok {
 				diags = append(diags, checkRegex(pat, e.Range())...)
 			}
-		case p.Kind == "http" && name == "timeout":
-			diags = append(diags, c.checkDuration(e, "timeout", true)...)
+		case p.Kind == "http" && name == "timeout" && !ds.HasErrors():
+			diags = append(diags, checkDuration(e, v, "timeout", true)...)
 		}
 	}
 	if p.stepExpr != nil && strings.HasPrefix(p.Step, "launch.") {
