@@ -743,11 +743,11 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 	}
 	switch s.Kind {
 	case "run", "launch":
-		if s.Command == nil {
+		if s.Command == nil && !s.misspelled["command"] {
 			missing("Missing command", fmt.Sprintf("%s %s step needs command = \"...\", the shell command it %s.", article(s.Kind), s.Kind, map[string]string{"run": "runs to completion", "launch": "starts"}[s.Kind]), s.DeclRange)
 		}
 	case "wait", "assert":
-		if s.postBlocks == 0 {
+		if s.postBlocks == 0 && !s.misspelled["postcondition"] {
 			what := "A wait polls until its postconditions hold; without one it has nothing to wait for."
 			if s.Kind == "assert" {
 				what = "An assert checks its postconditions; without one it asserts nothing."
@@ -756,7 +756,7 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 		}
 	case "benchmark":
 		switch {
-		case s.Load == nil && s.Command == nil:
+		case s.Load == nil && s.Command == nil && !s.misspelled["load"] && !s.misspelled["command"]:
 			missing("Missing load or command", `A benchmark needs a load "http" or load "openai" block, or command = "..." with metric blocks that read its output.`, s.DeclRange)
 		case s.Load != nil && s.Command != nil:
 			missing("Conflicting load and command", "A benchmark runs either a load block or a command, not both. Split them into two benchmark steps.", s.Load.DeclRange)

@@ -131,7 +131,15 @@ func (e *explain) step(n int, s *Step) {
 	}
 
 	var moves []item
-	for _, c := range kind.Confirms {
+	confirms := kind.Confirms
+	if s.Kind == "benchmark" {
+		// Say which of the two a benchmark does.
+		confirms = []string{"the command exits with status 0"}
+		if s.Load != nil {
+			confirms = []string{"the load completes"}
+		}
+	}
+	for _, c := range confirms {
 		if strings.Contains(c, "grace") {
 			c += ": " + e.durationText(s.Grace, "2s")
 		}

@@ -499,8 +499,10 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 			Subject:  block.LabelRanges[0].Ptr(),
 		})
 	}
-	content, ds := block.Body.Content(d.stepSchema())
+	schema := d.stepSchema()
+	content, ds := block.Body.Content(schema)
 	diags = append(diags, ds...)
+	s.misspelled = misspellings(block.Body, schema)
 
 	if kind != nil {
 		own := map[string]bool{}
@@ -914,4 +916,33 @@ func joinWith(words []string, last string) string {
 		return words[0]
 	}
 	return strings.Join(words[:len(words)-1], ", ") + " " + last + " " + words[len(words)-1]
+}
+
+// misspellings returns the schema names that the body's unknown
+// attributes and blocks look like ("comand" -> command), so that a typo is
+// reported once, not again as a missing command.
+func misspellings(body hcl.Body, schema *hcl.BodySchema) map[string]bool {
+	sb, ok := body.(*hclsyntax.Body)
+	if !ok {
+		return nil
+	}
+	var attrs, blocks []string
+	for _, a := range schema.Attributes {
+		attrs = append(attrs, a.Name)
+	}
+	for _, b := range schema.Blocks {
+		blocks = append(blocks, b.Type)
+	}
+	out := map[string]bool{}
+	for name := range sb.Attributes {
+		if s := suggest(name, attrs); s != "" && s != name {
+			out[s] = true
+		}
+	}
+	for _, b := range sb.Blocks {
+		if s := suggest(b.Type, blocks); s != "" && s != b.Type {
+			out[s] = true
+		}
+	}
+	return out
 }

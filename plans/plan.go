@@ -88,6 +88,7 @@ type Step struct {
 
 	targetExpr hcl.Expression // the target attribute, for checks
 	postBlocks int            // postcondition blocks, decoded or not
+	misspelled map[string]bool // names an unknown attribute or block looks like
 }
 
 // Addr is the step's address as expressions name it: "launch.server".
