@@ -392,3 +392,25 @@ func kindDuration(kind string, get func(*StepKind) string) time.Duration {
 	}
 	return d
 }
+
+// StepOutputs builds the value of the step root for EvalContext from the
+// recorded outputs of the steps that ran, keyed by address
+// ("launch.server"): step.launch.server.pid then reads outputs["launch.server"].pid.
+func StepOutputs(outputs map[string]cty.Value) cty.Value {
+	kinds := map[string]map[string]cty.Value{}
+	for addr, v := range outputs {
+		kind, name, ok := strings.Cut(addr, ".")
+		if !ok {
+			continue
+		}
+		if kinds[kind] == nil {
+			kinds[kind] = map[string]cty.Value{}
+		}
+		kinds[kind][name] = v
+	}
+	out := map[string]cty.Value{}
+	for kind, names := range kinds {
+		out[kind] = objectOf(names)
+	}
+	return objectOf(out)
+}

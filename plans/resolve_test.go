@@ -276,3 +276,20 @@ step "launch" "l" {
 		t.Errorf("default grace = %v, want 2s", g)
 	}
 }
+
+func TestStepOutputs(t *testing.T) {
+	p := mustParse(t, varsPlan)
+	s, _ := p.Resolve(plans.Inputs{Vars: []string{"required=x"}})
+	steps := plans.StepOutputs(map[string]cty.Value{
+		"launch.server": cty.ObjectVal(map[string]cty.Value{"pid": cty.NumberIntVal(42)}),
+		"run.build":     cty.ObjectVal(map[string]cty.Value{"stdout": cty.StringVal("ok")}),
+	})
+	expr, _ := hclParseExpr(t, `"${step.launch.server.pid} ${step.run.build.stdout}"`)
+	v, diags := expr.Value(s.EvalContext(map[string]cty.Value{"step": steps}))
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if v.AsString() != "42 ok" {
+		t.Errorf("got %q, want \"42 ok\"", v.AsString())
+	}
+}
