@@ -3,7 +3,6 @@ package plans
 import (
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
@@ -259,7 +258,7 @@ func (c *checker) checkTarget(t *Target) hcl.Diagnostics {
 	b := c.blockSchema("target")
 	var diags hcl.Diagnostics
 	attrs := map[string]hcl.Expression{"env": t.Env, "workdir": t.Workdir}
-	for _, name := range sortedKeys(attrs) {
+	for _, name := range keys(attrs) {
 		if e := attrs[name]; e != nil {
 			_, ds := c.attr(name, e, b.Attrs, ctxLocal, -1)
 			diags = append(diags, ds...)
@@ -274,7 +273,7 @@ func (c *checker) checkTarget(t *Target) hcl.Diagnostics {
 		"known_hosts": s.KnownHosts, "proxy_jump": s.ProxyJump, "passphrase_env": s.PassphraseEnv,
 		"insecure_ignore_host_key": s.InsecureIgnoreHostKey, "connect_timeout": s.ConnectTimeout,
 	}
-	for _, name := range sortedKeys(ssh) {
+	for _, name := range keys(ssh) {
 		e := ssh[name]
 		if e == nil {
 			continue
@@ -336,203 +335,6 @@ func (c *checker) typed(e hcl.Expression, ctx refContext, stepIdx int) (cty.Valu
 	}
 	v, ds := e.Value(c.evalContext(step))
 	return v, append(diags, ds...)
-}
-
-// refs checks every reference in e against what ctx allows.
-func (c *checker) refs(e hcl.Expression, ctx refContext, stepIdx int) hcl.Diagnostics {
-	var diags hcl.Diagnostics
-	for _, tr := range e.Variables() {
-		if d := c.ref(tr, ctx, stepIdx); d != nil {
-			diags = append(diags, d)
-		}
-	}
-	return diags
-}
-
-func attrAt(tr hcl.Traversal, i int) (string, bool) {
-	if len(tr) <= i {
-		return "", false
-	}
-	a, ok := tr[i].(hcl.TraverseAttr)
-	return a.Name, ok
-}
-
-func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagnostic {
-	root := tr.RootName()
-	rng := tr.SourceRange()
-	errd := func(summary, detail string) *hcl.Diagnostic {
-		return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: rng.Ptr()}
-	}
-	var step *Step
-	if stepIdx >= 0 {
-		step = c.plan.Steps[stepIdx]
-	}
-	switch root {
-	case "var":
-		name, ok := attrAt(tr, 1)
-		if !ok {
-			return errd("Invalid reference", "Write var.NAME to refer to a variable.")
-		}
-		if c.vars[name] == nil {
-			return errd("Reference to undeclared input variable",
-				fmt.Sprintf("There is no variable named %q.%s Declare it with a variable %q block, or fix the name.", name, didYouMean(name, keys(c.vars)), name))
-		}
-	case "local":
-		name, ok := attrAt(tr, 1)
-		if !ok {
-			return errd("Invalid reference", "Write local.NAME to refer to a local value.")
-		}
-		if ctx == ctxValidation {
-			return errd("Invalid reference in validation", "A validation checks the variable's value alone: it can refer to var.NAME, not to locals.")
-		}
-		if c.locals[name] == nil {
-			return errd("Reference to undeclared local value",
-				fmt.Sprintf("There is no local named %q.%s Define it in a locals block, or fix the name.", name, didYouMean(name, keys(c.locals))))
-		}
-	case "target":
-		name, ok := attrAt(tr, 1)
-		if !ok {
-			return errd("Invalid reference", "Write target.NAME to refer to a target.")
-		}
-		if ctx < ctxAction {
-			return errd("Invalid reference", "target.NAME can be used in steps only.")
-		}
-		if c.targets[name] == nil {
-			return errd("Reference to undeclared target",
-				fmt.Sprintf("There is no target named %q.%s Declare it with a target %q block, or fix the name.", name, didYouMean(name, keys(c.targets)), name))
-		}
-	case "step":
-		if ctx < ctxAction {
-			return errd("Invalid reference", "step outputs exist only while the plan runs; variables, locals and targets cannot use them.")
-		}
-		kind, ok1 := attrAt(tr, 1)
-		name, ok2 := attrAt(tr, 2)
-		if !ok1 || !ok2 {
-			return errd("Invalid reference", "Write step.KIND.NAME.ATTR to refer to an earlier step's outputs, e.g. step.run.build.stdout.")
-		}
-		k := c.lang.StepKind(kind)
-		if k == nil {
-			return errd("Invalid reference", fmt.Sprintf("There is no step kind %q.%s Write step.KIND.NAME.ATTR.", kind, didYouMean(kind, c.stepKindNames())))
-		}
-		addr := kind + "." + name
-		idx, ok := c.steps[addr]
-		if !ok {
-			var same []string
-			for _, s := range c.plan.Steps {
-				if s.Kind == kind {
-					same = append(same, s.Name)
-				}
-			}
-			return errd("Reference to undeclared step",
-				fmt.Sprintf("There is no %s step named %q.%s", kind, name, didYouMean(name, same)))
-		}
-		if idx == stepIdx {
-			return errd("Reference to this step through step",
-				fmt.Sprintf("step.%s is the step being checked. Refer to its own outputs with self.ATTR.", addr))
-		}
-		if idx > stepIdx {
-			return errd("Reference to a later step",
-				fmt.Sprintf("step.%s is declared at %s, after this step; steps run in file order, so its outputs do not exist yet. Move that step before this one.", addr, where(c.plan.Steps[idx].DeclRange)))
-		}
-		if attr, ok := attrAt(tr, 3); ok && k.Output(attr) == nil {
-			return errd("Unsupported attribute", c.outputsDetail(article(kind)+" "+kind+" step", attr, k.Self))
-		}
-	case "self":
-		if step == nil {
-			return errd("Invalid reference", "self is a step's own observed state; use it inside a step.")
-		}
-		k := c.lang.StepKind(step.Kind)
-		if k == nil {
-			return nil // the unknown kind is reported already
-		}
-		if len(k.Self) == 0 {
-			return errd("Invalid reference",
-				fmt.Sprintf("%s %s step takes no action, so it has no self outputs. Observe state with a probe block and refer to probe.NAME.ATTR.", article(step.Kind), step.Kind))
-		}
-		attr, ok := attrAt(tr, 1)
-		if !ok {
-			return errd("Invalid reference", "Write self.ATTR, e.g. self.exit_code.")
-		}
-		if ctx < ctxProbe {
-			return errd("Invalid reference",
-				fmt.Sprintf("self.%s is this step's observed state, known only after its action ran. Use self in postcondition, abort_if, progress or a probe.", attr))
-		}
-		if k.Output(attr) == nil {
-			return errd("Unsupported attribute", c.outputsDetail(article(step.Kind)+" "+step.Kind+" step", attr, k.Self))
-		}
-		if attr == "metrics" && len(step.Metrics) > 0 {
-			if m, ok := attrAt(tr, 2); ok && !hasMetric(step, m) {
-				var names []string
-				for _, mm := range step.Metrics {
-					names = append(names, mm.Name)
-				}
-				return errd("Reference to undeclared metric",
-					fmt.Sprintf("This step declares no metric %q.%s Its metrics are %s.", m, didYouMean(m, names), strings.Join(names, ", ")))
-			}
-		}
-	case "probe":
-		name, ok := attrAt(tr, 1)
-		if !ok {
-			return errd("Invalid reference", "Write probe.NAME.ATTR, e.g. probe.health.status.")
-		}
-		if ctx != ctxCheck {
-			where := "here"
-			if step == nil {
-				where = "outside a step"
-			}
-			return errd("Invalid reference",
-				fmt.Sprintf("probe.%s cannot be used %s: probes are observed while the step checks its conditions. Use them in postcondition, abort_if or progress.", name, where))
-		}
-		var probe *Probe
-		var names []string
-		for _, p := range step.Probes {
-			names = append(names, p.Name)
-			if p.Name == name {
-				probe = p
-			}
-		}
-		if probe == nil {
-			return errd("Reference to undeclared probe",
-				fmt.Sprintf("This step has no probe named %q.%s Add a probe \"KIND\" %q block to this step; probes belong to the step that uses them.", name, didYouMean(name, names), name))
-		}
-		k := c.lang.ProbeKind(probe.Kind)
-		if k == nil {
-			return nil
-		}
-		if attr, ok := attrAt(tr, 2); ok && k.Output(attr) == nil {
-			return errd("Unsupported attribute", c.outputsDetail(article(probe.Kind)+" "+probe.Kind+" probe", attr, k.Outputs))
-		}
-	default:
-		return errd("Unknown variable",
-			fmt.Sprintf("There is no variable named %q.%s References start with var., local., step., probe., self. or target.", root, didYouMean(root, refRoots)))
-	}
-	return nil
-}
-
-func hasMetric(s *Step, name string) bool {
-	for _, m := range s.Metrics {
-		if m.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-func (c *checker) outputsDetail(what, attr string, outs []Output) string {
-	var names []string
-	for _, o := range outs {
-		names = append(names, o.Name)
-	}
-	return fmt.Sprintf("%s has no output %q.%s Its outputs are %s.", what, attr, didYouMean(attr, names), strings.Join(names, ", "))
-}
-
-func keys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // syntax checks what only the syntax tree shows: calls to unknown
@@ -724,7 +526,7 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 		if k := c.lang.LoadKind(s.Load.Kind); k != nil {
 			loadAttrs = k.Attrs
 		}
-		for _, name := range sortedKeys(s.Load.Attrs) {
+		for _, name := range keys(s.Load.Attrs) {
 			e := s.Load.Attrs[name]
 			_, ds := c.attr(name, e, loadAttrs, ctxAction, i)
 			diags = append(diags, ds...)
@@ -785,11 +587,9 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 	return diags
 }
 
-func sortedKeys[V any](m map[string]V) []string { return keys(m) }
-
 func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	for _, name := range sortedKeys(p.Attrs) {
+	for _, name := range keys(p.Attrs) {
 		e := p.Attrs[name]
 		if p.Kind == "exec" && name == "command" {
 			diags = append(diags, c.command(e, ctxProbe, i)...)
@@ -818,166 +618,4 @@ func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {
 		}
 	}
 	return diags
-}
-
-// command checks a shell command: the common checks, and a warning for
-// each variable or local put into it without shellquote.
-func (c *checker) command(e hcl.Expression, ctx refContext, i int) hcl.Diagnostics {
-	v, diags := c.typed(e, ctx, i)
-	if v != cty.NilVal && !diags.HasErrors() {
-		if _, err := convert.Convert(v, cty.String); err != nil {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Command is not a string",
-				Detail:   fmt.Sprintf("command is a %s; it must be one shell command line. Join the words, quoting each with shellquote().", v.Type().FriendlyName()),
-				Subject:  e.Range().Ptr(),
-			})
-		}
-	}
-	if diags.HasErrors() {
-		return diags
-	}
-	var parts []hclsyntax.Expression
-	switch t := e.(type) {
-	case *hclsyntax.TemplateExpr:
-		parts = t.Parts
-	case *hclsyntax.TemplateWrapExpr:
-		parts = []hclsyntax.Expression{t.Wrapped}
-	default:
-		return diags
-	}
-	for _, part := range parts {
-		if c.shellClean(part, nil, map[string]bool{}) {
-			continue
-		}
-		var names []string
-		for _, tr := range part.Variables() {
-			if r := tr.RootName(); r == "var" || r == "local" {
-				if n, ok := attrAt(tr, 1); ok {
-					names = append(names, r+"."+n)
-				}
-			}
-		}
-		if len(names) == 0 {
-			continue
-		}
-		diags = append(diags, &hcl.Diagnostic{
-			Severity: hcl.DiagWarning,
-			Summary:  "Unquoted value in a command",
-			Detail: fmt.Sprintf("%s goes into the shell command as written: a space, quote or ; in its value changes the command. Write ${shellquote(%s)}.",
-				names[0], strings.TrimSpace(string(partSource(c.src, part)))),
-			Subject: part.Range().Ptr(),
-		})
-	}
-	return diags
-}
-
-// shellClean tells whether the value of e can only carry a variable's or
-// a local's text into a command through shellquote: quoted, or a number
-// or bool, or a known harmless string, or built only from such parts.
-// tainted holds for-expression names bound to unquoted values; seen guards
-// against cycles through locals.
-func (c *checker) shellClean(e hclsyntax.Expression, tainted map[string]bool, seen map[string]bool) bool {
-	switch e := e.(type) {
-	case *hclsyntax.LiteralValueExpr:
-		return true
-	case *hclsyntax.FunctionCallExpr:
-		if e.Name == "shellquote" {
-			return true
-		}
-		for _, a := range e.Args {
-			if !c.shellClean(a, tainted, seen) {
-				return false
-			}
-		}
-		return true
-	case *hclsyntax.ScopeTraversalExpr:
-		root := e.Traversal.RootName()
-		name, _ := attrAt(e.Traversal, 1)
-		switch root {
-		case "var":
-			if v := c.vars[name]; v != nil {
-				return v.Type == cty.Number || v.Type == cty.Bool
-			}
-			return true
-		case "local":
-			if shellSafe(c.localVals[name]) {
-				return true
-			}
-			l := c.locals[name]
-			if l == nil || seen[name] {
-				return l == nil
-			}
-			seen[name] = true
-			defer delete(seen, name)
-			le, ok := l.Expr.(hclsyntax.Expression)
-			return ok && c.shellClean(le, nil, seen)
-		}
-		return !tainted[root]
-	case *hclsyntax.TemplateExpr:
-		for _, p := range e.Parts {
-			if !c.shellClean(p, tainted, seen) {
-				return false
-			}
-		}
-		return true
-	case *hclsyntax.TemplateWrapExpr:
-		return c.shellClean(e.Wrapped, tainted, seen)
-	case *hclsyntax.ParenthesesExpr:
-		return c.shellClean(e.Expression, tainted, seen)
-	case *hclsyntax.ConditionalExpr:
-		return c.shellClean(e.TrueResult, tainted, seen) && c.shellClean(e.FalseResult, tainted, seen)
-	case *hclsyntax.BinaryOpExpr, *hclsyntax.UnaryOpExpr:
-		return true // numbers and bools
-	case *hclsyntax.TupleConsExpr:
-		for _, x := range e.Exprs {
-			if !c.shellClean(x, tainted, seen) {
-				return false
-			}
-		}
-		return true
-	case *hclsyntax.ForExpr:
-		inner := map[string]bool{}
-		for k, v := range tainted {
-			inner[k] = v
-		}
-		dirty := !c.shellClean(e.CollExpr, tainted, seen)
-		if e.KeyVar != "" {
-			inner[e.KeyVar] = dirty
-		}
-		inner[e.ValVar] = dirty
-		return c.shellClean(e.ValExpr, inner, seen) && (e.KeyExpr == nil || c.shellClean(e.KeyExpr, inner, seen))
-	case *hclsyntax.IndexExpr:
-		return c.shellClean(e.Collection, tainted, seen)
-	case *hclsyntax.RelativeTraversalExpr:
-		return c.shellClean(e.Source, tainted, seen)
-	}
-	for _, tr := range e.Variables() {
-		if r := tr.RootName(); r == "var" || r == "local" || tainted[r] {
-			return false
-		}
-	}
-	return true
-}
-
-func partSource(src []byte, e hcl.Expression) []byte {
-	r := e.Range()
-	if r.Start.Byte < 0 || r.End.Byte > len(src) || r.Start.Byte > r.End.Byte {
-		return nil
-	}
-	return src[r.Start.Byte:r.End.Byte]
-}
-
-var shellSafeString = regexp.MustCompile(`^[A-Za-z0-9_./:=@%+,-]+$`)
-
-// shellSafe tells whether a value needs no quoting whatever it turns out
-// to be: numbers and bools, or a known string of harmless characters.
-func shellSafe(v cty.Value) bool {
-	switch v.Type() {
-	case cty.Number, cty.Bool:
-		return true
-	case cty.String:
-		return v.IsKnown() && !v.IsNull() && shellSafeString.MatchString(v.AsString())
-	}
-	return false
 }
