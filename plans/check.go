@@ -361,7 +361,7 @@ func (c *checker) syntax(e hcl.Expression) hcl.Diagnostics {
 		}
 		if (call.Name == "regex" || call.Name == "regexall") && len(call.Args) > 0 {
 			if pat, ok := literalString(call.Args[0]); ok {
-				diags = append(diags, checkRegex(pat, call.Args[0].Range())...)
+				diags = append(diags, c.checkRegex(pat, call.Args[0].Range())...)
 			}
 		}
 		return nil
@@ -382,8 +382,15 @@ func literalString(e hcl.Expression) (string, bool) {
 	return v.AsString(), true
 }
 
-func checkRegex(pat string, rng hcl.Range) hcl.Diagnostics {
-	if _, err := regexp.Compile(pat); err != nil {
+// checkRegex compiles a literal pattern, once per distinct pattern: a
+// long plan repeats the same few.
+func (d *decoder) checkRegex(pat string, rng hcl.Range) hcl.Diagnostics {
+	err, seen := d.regexErrs[pat]
+	if !seen {
+		_, err = regexp.Compile(pat)
+		d.regexErrs[pat] = err
+	}
+	if err != nil {
 		return hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid regular expression",
@@ -532,7 +539,7 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 			diags = append(diags, ds...)
 			if name == "expect" {
 				if pat, ok := literalString(e); ok {
-					diags = append(diags, checkRegex(pat, e.Range())...)
+					diags = append(diags, c.checkRegex(pat, e.Range())...)
 				}
 			}
 		}
@@ -604,7 +611,7 @@ func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {
 		switch {
 		case p.Kind == "process" && name == "match":
 			if pat, ok := literalString(e); ok {
-				diags = append(diags, checkRegex(pat, e.Range())...)
+				diags = append(diags, c.checkRegex(pat, e.Range())...)
 			}
 		case p.Kind == "http" && name == "timeout" && !ds.HasErrors():
 			diags = append(diags, checkDuration(e, v, "timeout", true)...)

@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -58,7 +59,7 @@ func Parse(filename string, src []byte) (*Plan, hcl.Diagnostics) {
 		sortDiagnostics(diags)
 		return p, diags
 	}
-	d := &decoder{lang: Language(), plan: p, src: src, funcs: Functions()}
+	d := &decoder{lang: Language(), plan: p, src: src, funcs: Functions(), regexErrs: map[string]error{}}
 	diags = append(diags, d.decode(file.Body)...)
 	diags = append(diags, d.check()...)
 	sortDiagnostics(diags)
@@ -90,6 +91,8 @@ type decoder struct {
 	plan  *Plan
 	src   []byte
 	funcs map[string]function.Function // built once: every check evaluates with them
+
+	regexErrs map[string]error // pattern -> its compile error, so each compiles once
 
 	planRange   *hcl.Range
 	stepProbes  map[*Step]map[string]*Probe
@@ -855,7 +858,7 @@ func (d *decoder) decodeMetric(block *hcl.Block) (*Metric, hcl.Diagnostics) {
 		m.Regex, ds = d.constString(re)
 		diags = append(diags, ds...)
 		if !ds.HasErrors() {
-			diags = append(diags, checkRegex(m.Regex, re.Expr.Range())...)
+			diags = append(diags, d.checkRegex(m.Regex, re.Expr.Range())...)
 		}
 	}
 	if hasJS {
@@ -933,16 +936,23 @@ func misspellings(body hcl.Body, schema *hcl.BodySchema) map[string]bool {
 	for _, b := range schema.Blocks {
 		blocks = append(blocks, b.Type)
 	}
-	out := map[string]bool{}
-	for name := range sb.Attributes {
-		if s := suggest(name, attrs); s != "" && s != name {
+	var out map[string]bool
+	note := func(given string, options []string) {
+		if slices.Contains(options, given) {
+			return
+		}
+		if s := suggest(given, options); s != "" {
+			if out == nil {
+				out = map[string]bool{}
+			}
 			out[s] = true
 		}
 	}
+	for name := range sb.Attributes {
+		note(name, attrs)
+	}
 	for _, b := range sb.Blocks {
-		if s := suggest(b.Type, blocks); s != "" && s != b.Type {
-			out[s] = true
-		}
+		note(b.Type, blocks)
 	}
 	return out
 }
