@@ -726,8 +726,47 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 		})
 		return p, diags
 	}
-	content, ds := block.Body.Content(schemaFor(kind.Attrs, nil))
+	// Decoded with every probe's attributes, so that one belonging to
+	// another kind is reported with the kind it belongs to.
+	var all []Attr
+	own := map[string]bool{}
+	for _, k := range d.lang.Probes {
+		for _, a := range k.Attrs {
+			if !slices.ContainsFunc(all, func(b Attr) bool { return b.Name == a.Name }) {
+				all = append(all, a)
+			}
+		}
+	}
+	for _, a := range kind.Attrs {
+		own[a.Name] = true
+	}
+	probeSchema := schemaFor(all, nil)
+	content, ds := block.Body.Content(probeSchema)
 	diags = append(diags, ds...)
+	misspelled := misspellings(block.Body, probeSchema)
+	for _, a := range sortedAttrs(content.Attributes) {
+		if own[a.Name] {
+			continue
+		}
+		var kinds []string
+		for _, k := range d.lang.Probes {
+			if slices.ContainsFunc(k.Attrs, func(b Attr) bool { return b.Name == a.Name }) {
+				kinds = append(kinds, k.Name)
+			}
+		}
+		var names []string
+		for _, b := range kind.Attrs {
+			names = append(names, b.Name)
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Unsupported argument",
+			Detail: fmt.Sprintf("%s %s probe has no argument %q; %s belongs to %s probes.%s Its arguments are %s.",
+				article(p.Kind), p.Kind, a.Name, a.Name, joinAnd(kinds), didYouMean(a.Name, names), joinAnd(names)),
+			Subject: a.NameRange.Ptr(),
+		})
+		delete(content.Attributes, a.Name)
+	}
 	for name, a := range content.Attributes {
 		if name == "step" {
 			continue
@@ -765,7 +804,7 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 		}
 	}
 	switch {
-	case len(kind.OneOf) > 0 && len(set) == 0:
+	case len(kind.OneOf) > 0 && len(set) == 0 && !slices.ContainsFunc(kind.OneOf, func(n string) bool { return misspelled[n] }):
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Missing argument",
@@ -781,7 +820,7 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 		})
 	}
 	for _, a := range kind.Attrs {
-		if _, ok := content.Attributes[a.Name]; a.Required && !ok {
+		if _, ok := content.Attributes[a.Name]; a.Required && !ok && !misspelled[a.Name] {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Missing argument",
