@@ -1,6 +1,7 @@
 package plans_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -291,5 +292,28 @@ func TestStepOutputs(t *testing.T) {
 	}
 	if v.AsString() != "42 ok" {
 		t.Errorf("got %q, want \"42 ok\"", v.AsString())
+	}
+}
+
+func TestResolveVarFileErrorPointsAtTheValue(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bad.hcl")
+	if err := os.WriteFile(path, []byte("backend = \"b\"\ntp = \"eight\"\nbackned = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := mustParse(t, varsPlan)
+	s, diags := p.Resolve(plans.Inputs{VarFiles: []string{path}, Vars: []string{"required=x"}})
+	got := map[string]string{}
+	for _, d := range diags {
+		got[d.Summary] = fmt.Sprintf("%s:%d:%d %d", filepath.Base(d.Subject.Filename), d.Subject.Start.Line, d.Subject.Start.Column, d.Severity)
+	}
+	if got["Invalid value for variable"] != fmt.Sprintf("bad.hcl:2:6 %d", hcl.DiagError) {
+		t.Errorf("type error at %q, want bad.hcl:2:6", got["Invalid value for variable"])
+	}
+	if !strings.Contains(diags.Error(), `Did you mean "backend"?`) || got["Value for undeclared variable"] != fmt.Sprintf("bad.hcl:3:1 %d", hcl.DiagWarning) {
+		t.Errorf("undeclared value: %v", diags)
+	}
+	if s.Files[path] == nil {
+		t.Error("the var file is not in Scope.Files, so its diagnostics cannot show the source")
 	}
 }
