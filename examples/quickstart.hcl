@@ -23,11 +23,17 @@ locals {
   port = 18080
 }
 
+step "run" "build" {
+  description = "Build the demo server, so the launch below starts the server itself"
+  command     = "go build -o .lockstep/bin/demoserver ./examples/demoserver"
+  timeout     = "5m"
+}
+
 step "launch" "server" {
   description = "Start the demo server with the backend under trial"
-  command     = "go run ./examples/demoserver --port ${local.port} --backend ${shellquote(var.backend)}"
+  command     = "exec .lockstep/bin/demoserver --port ${local.port} --backend ${shellquote(var.backend)} --load-time 4s"
   log         = ".lockstep/quickstart-server.log"
-  timeout     = "2m" # go run compiles first
+  grace       = "500ms"
 
   postcondition {
     condition     = strcontains(self.log, "config: backend=${var.backend}")

@@ -260,7 +260,7 @@ step "launch" "l" {
 		{"wait.w", 5 * time.Minute, time.Second},
 		{"assert.a", 0, time.Second},
 		{"assert.retried", 30 * time.Second, 250 * time.Millisecond},
-		{"launch.l", 2 * time.Minute, time.Second},
+		{"launch.l", 2 * time.Minute, 250 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		st := p.Step(tt.step)

@@ -236,10 +236,10 @@ func Language() *Schema {
 			{
 				Name: "launch", Doc: "starts a long-running process, detached, its output written afresh to its log",
 				Attrs: append(actionAttrs("shell command started detached with /bin/sh -c"),
-					Attr{Name: "log", Type: str, Doc: "path of the process's log; an old file there is moved aside first", Default: "a file under .lockstep/"},
+					Attr{Name: "log", Type: str, Doc: "path of the process's log; an old file there is moved aside first", Default: "logs/NAME.log in the attempt's record (local), /tmp/lockstep/PLAN/NAME.log (ssh)"},
 					Attr{Name: "grace", Type: str, Doc: "how long the process must stay alive to count as started", Default: "2s"},
 				),
-				DefaultTimeout: "2m", DefaultInterval: "1s",
+				DefaultTimeout: "2m", DefaultInterval: "250ms",
 				Self: []Output{
 					{Name: "pid", Type: num, Doc: "process id of the launched process"},
 					{Name: "pgid", Type: num, Doc: "its process group"},
@@ -326,6 +326,7 @@ func Language() *Schema {
 					{Name: "text", Type: str, Doc: "all text read so far"},
 					{Name: "lines", Type: cty.List(str), Doc: "that text as lines"},
 					{Name: "last_line", Type: str, Doc: "the last complete line"},
+					{Name: "path", Type: str, Doc: "the file followed"},
 				},
 			},
 			{
@@ -351,6 +352,7 @@ func Language() *Schema {
 				Outputs: []Output{
 					{Name: "open", Type: boolean, Doc: "whether a connection is accepted"},
 					{Name: "pid", Type: num, Doc: "the listening process, null when unknown"},
+					{Name: "pgid", Type: num, Doc: "the listening process's group: equal to step.launch.NAME.pgid when that launch (or a child of it) listens"},
 					{Name: "pids", Type: cty.List(num), Doc: "every listening process"},
 					{Name: "command", Type: str, Doc: "the listening process's command line"},
 				},
