@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+
 	"lockstep/plans"
 )
 
@@ -118,6 +121,19 @@ func BenchmarkValidate(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, diags := plans.Parse("big.hcl", src); diags.HasErrors() {
+			b.Fatal(diags.Error())
+		}
+	}
+}
+
+// BenchmarkHCLSyntaxOnly is the floor under BenchmarkValidate: hcl's own
+// parse of the same file, with no decoding or checks.
+func BenchmarkHCLSyntaxOnly(b *testing.B) {
+	src := bigPlan(1000)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, diags := hclsyntax.ParseConfig(src, "big.hcl", hcl.InitialPos); diags.HasErrors() {
 			b.Fatal(diags.Error())
 		}
 	}

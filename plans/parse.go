@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -58,7 +59,7 @@ func Parse(filename string, src []byte) (*Plan, hcl.Diagnostics) {
 		sortDiagnostics(diags)
 		return p, diags
 	}
-	d := &decoder{lang: Language(), plan: p, src: src, funcs: Functions()}
+	d := &decoder{lang: Language(), plan: p, src: src, funcs: Functions(), regexErrs: map[string]error{}}
 	diags = append(diags, d.decode(file.Body)...)
 	diags = append(diags, d.check()...)
 	sortDiagnostics(diags)
@@ -90,6 +91,8 @@ type decoder struct {
 	plan  *Plan
 	src   []byte
 	funcs map[string]function.Function // built once: every check evaluates with them
+
+	regexErrs map[string]error // pattern -> its compile error, so each compiles once
 
 	planRange   *hcl.Range
 	stepProbes  map[*Step]map[string]*Probe
@@ -499,8 +502,10 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 			Subject:  block.LabelRanges[0].Ptr(),
 		})
 	}
-	content, ds := block.Body.Content(d.stepSchema())
+	schema := d.stepSchema()
+	content, ds := block.Body.Content(schema)
 	diags = append(diags, ds...)
+	s.misspelled = misspellings(block.Body, schema)
 
 	if kind != nil {
 		own := map[string]bool{}
@@ -721,8 +726,47 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 		})
 		return p, diags
 	}
-	content, ds := block.Body.Content(schemaFor(kind.Attrs, nil))
+	// Decoded with every probe's attributes, so that one belonging to
+	// another kind is reported with the kind it belongs to.
+	var all []Attr
+	own := map[string]bool{}
+	for _, k := range d.lang.Probes {
+		for _, a := range k.Attrs {
+			if !slices.ContainsFunc(all, func(b Attr) bool { return b.Name == a.Name }) {
+				all = append(all, a)
+			}
+		}
+	}
+	for _, a := range kind.Attrs {
+		own[a.Name] = true
+	}
+	probeSchema := schemaFor(all, nil)
+	content, ds := block.Body.Content(probeSchema)
 	diags = append(diags, ds...)
+	misspelled := misspellings(block.Body, probeSchema)
+	for _, a := range sortedAttrs(content.Attributes) {
+		if own[a.Name] {
+			continue
+		}
+		var kinds []string
+		for _, k := range d.lang.Probes {
+			if slices.ContainsFunc(k.Attrs, func(b Attr) bool { return b.Name == a.Name }) {
+				kinds = append(kinds, k.Name)
+			}
+		}
+		var names []string
+		for _, b := range kind.Attrs {
+			names = append(names, b.Name)
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Unsupported argument",
+			Detail: fmt.Sprintf("%s %s probe has no argument %q; %s belongs to %s probes.%s Its arguments are %s.",
+				article(p.Kind), p.Kind, a.Name, a.Name, joinAnd(kinds), didYouMean(a.Name, names), joinAnd(names)),
+			Subject: a.NameRange.Ptr(),
+		})
+		delete(content.Attributes, a.Name)
+	}
 	for name, a := range content.Attributes {
 		if name == "step" {
 			continue
@@ -760,7 +804,7 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 		}
 	}
 	switch {
-	case len(kind.OneOf) > 0 && len(set) == 0:
+	case len(kind.OneOf) > 0 && len(set) == 0 && !slices.ContainsFunc(kind.OneOf, func(n string) bool { return misspelled[n] }):
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Missing argument",
@@ -776,7 +820,7 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 		})
 	}
 	for _, a := range kind.Attrs {
-		if _, ok := content.Attributes[a.Name]; a.Required && !ok {
+		if _, ok := content.Attributes[a.Name]; a.Required && !ok && !misspelled[a.Name] {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Missing argument",
@@ -853,7 +897,7 @@ func (d *decoder) decodeMetric(block *hcl.Block) (*Metric, hcl.Diagnostics) {
 		m.Regex, ds = d.constString(re)
 		diags = append(diags, ds...)
 		if !ds.HasErrors() {
-			diags = append(diags, checkRegex(m.Regex, re.Expr.Range())...)
+			diags = append(diags, d.checkRegex(m.Regex, re.Expr.Range())...)
 		}
 	}
 	if hasJS {
@@ -914,4 +958,40 @@ func joinWith(words []string, last string) string {
 		return words[0]
 	}
 	return strings.Join(words[:len(words)-1], ", ") + " " + last + " " + words[len(words)-1]
+}
+
+// misspellings returns the schema names that the body's unknown
+// attributes and blocks look like ("comand" -> command), so that a typo is
+// reported once, not again as a missing command.
+func misspellings(body hcl.Body, schema *hcl.BodySchema) map[string]bool {
+	sb, ok := body.(*hclsyntax.Body)
+	if !ok {
+		return nil
+	}
+	var attrs, blocks []string
+	for _, a := range schema.Attributes {
+		attrs = append(attrs, a.Name)
+	}
+	for _, b := range schema.Blocks {
+		blocks = append(blocks, b.Type)
+	}
+	var out map[string]bool
+	note := func(given string, options []string) {
+		if slices.Contains(options, given) {
+			return
+		}
+		if s := suggest(given, options); s != "" {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[s] = true
+		}
+	}
+	for name := range sb.Attributes {
+		note(name, attrs)
+	}
+	for _, b := range sb.Blocks {
+		note(b.Type, blocks)
+	}
+	return out
 }

@@ -20,7 +20,7 @@ import (
 const fmtHelp = `Usage: lockstep fmt [-check] [-diff] [PATH...]
 
 Lays out plan files canonically: two-space indents, aligned equals signs,
-one blank line between blocks where there was one. PATH is a file or a
+spaces around operators; comments and blank lines stay. PATH is a file or a
 directory (searched recursively for *.hcl, skipping hidden directories);
 the default is the current directory.
 

@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"lockstep/plans"
 )
@@ -70,6 +72,12 @@ func validateCommand(args []string, stdout, stderr io.Writer) int {
 	f, err := parseValidateFlags(args)
 	if err != nil {
 		return flagsFailed("validate", err, validateHelp, stdout, stderr)
+	}
+	for _, path := range f.Plans {
+		if info, err := os.Stat(path); err == nil && info.IsDir() {
+			return usageError(stderr, fmt.Sprintf("%s is a directory", path),
+				fmt.Sprintf("name the plan files, e.g. lockstep validate %s", filepath.Join(path, "*.hcl")))
+		}
 	}
 	out := jsonValidation{FormatVersion: "1", Valid: true}
 	for _, path := range f.Plans {
