@@ -289,15 +289,21 @@ func raiseFileLimit(t *testing.T, want uint64) {
 func TestOpenAICancel(t *testing.T) {
 	srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{TTFT: time.Minute, Tokens: 2})
 	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	_, err := loads.OpenAI{URL: srv.URL + "/v1/chat/completions", Model: "test-model", Stream: true, Concurrency: 8, Requests: 8}.Run(ctx, nil, nil)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("Run error = %v, want one wrapping context.DeadlineExceeded", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("Run took %v after its context ended", d)
+	for _, o := range []loads.OpenAI{
+		{Concurrency: 8, Requests: 8},
+		{Rate: 100, Concurrency: 2, Requests: 50}, // arrivals wait for a free slot
+	} {
+		o.URL, o.Model, o.Stream = srv.URL+"/v1/chat/completions", "test-model", true
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		start := time.Now()
+		_, err := o.Run(ctx, nil, nil)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("rate %v: Run error = %v, want one wrapping context.DeadlineExceeded", o.Rate, err)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("rate %v: Run took %v after its context ended", o.Rate, d)
+		}
 	}
 }
 
