@@ -26,42 +26,43 @@ func runOpenAI(t *testing.T, o loads.OpenAI) loads.Result {
 }
 
 // The server's truth: first token 200 ms after the request, then one every
-// 40 ms, 20 tokens (e2e 960 ms), 100-word prompts, 8 requests in flight.
-// Tolerances (about +15% on medians, more on means and p99) allow for 2
-// cores shared with other work and the race detector; token counts are
-// exact.
+// 100 ms, 6 tokens (e2e 700 ms, TPOT 500/5 = 100 ms: dividing by the 6
+// tokens instead of the 5 intervals would give 83), 100-word prompts, 4
+// requests in flight. Tolerances (+25% on TTFT, +-12% on TPOT and ITL,
+// more on means and p99) allow for 2 cores shared with other work and the
+// race detector; token counts are exact.
 func TestOpenAIStreamMetricsMatchServerTimings(t *testing.T) {
 	for _, usage := range []bool{true, false} {
 		for _, chat := range []bool{true, false} {
 			name := map[bool]string{true: "chat", false: "completions"}[chat] + map[bool]string{true: " with usage", false: " without usage"}[usage]
 			t.Run(name, func(t *testing.T) {
-				srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{TTFT: 200 * time.Millisecond, ITL: 40 * time.Millisecond, Tokens: 20, Usage: usage})
+				srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{TTFT: 200 * time.Millisecond, ITL: 100 * time.Millisecond, Tokens: 6, Usage: usage})
 				defer srv.Close()
 				path := map[bool]string{true: "/v1/chat/completions", false: "/v1/completions"}[chat]
-				res := runOpenAI(t, loads.OpenAI{URL: srv.URL + path, Stream: true, Concurrency: 8, Requests: 16, PromptTokens: 100})
+				res := runOpenAI(t, loads.OpenAI{URL: srv.URL + path, Stream: true, Concurrency: 4, Requests: 8, PromptTokens: 100})
 				m := res.Metrics
-				exactly(t, m, "completed", 16)
+				exactly(t, m, "completed", 8)
 				exactly(t, m, "errors", 0)
-				exactly(t, m, "output_tokens", 16*20)
-				exactly(t, m, "input_tokens", 16*100)
-				within(t, m, "ttft_median_ms", 200, 230)
-				within(t, m, "ttft_mean_ms", 200, 260)
-				within(t, m, "ttft_p99_ms", 200, 400)
-				within(t, m, "tpot_median_ms", 40-6, 40+6)
-				within(t, m, "tpot_mean_ms", 40-8, 40+8)
-				within(t, m, "itl_median_ms", 40-6, 40+6)
-				within(t, m, "itl_mean_ms", 40-8, 40+8)
-				within(t, m, "itl_p99_ms", 40-6, 150)
-				within(t, m, "e2e_latency_median_ms", 960, 1010)
-				within(t, m, "e2e_latency_p99_ms", 960, 1200)
-				// 8 in flight, 960 ms each, two waves: about 8.3 requests/s.
-				within(t, m, "achieved_concurrency", 6.4, 8.01)
-				within(t, m, "duration_s", 1.92, 2.5)
-				within(t, m, "requests_per_s", 16/2.5, 16/1.92)
-				within(t, m, "output_tokens_per_s", 16*20/2.5, 16*20/1.92)
-				within(t, m, "input_tokens_per_s", 16*100/2.5, 16*100/1.92)
+				exactly(t, m, "output_tokens", 8*6)
+				exactly(t, m, "input_tokens", 8*100)
+				within(t, m, "ttft_median_ms", 200, 250)
+				within(t, m, "ttft_mean_ms", 200, 280)
+				within(t, m, "ttft_p99_ms", 200, 450)
+				within(t, m, "tpot_median_ms", 88, 112)
+				within(t, m, "tpot_mean_ms", 85, 115)
+				within(t, m, "itl_median_ms", 88, 112)
+				within(t, m, "itl_mean_ms", 85, 115)
+				within(t, m, "itl_p99_ms", 88, 250)
+				within(t, m, "e2e_latency_median_ms", 700, 770)
+				within(t, m, "e2e_latency_p99_ms", 700, 900)
+				// 4 in flight, 700 ms each, two waves: about 5.7 requests/s.
+				within(t, m, "achieved_concurrency", 3.2, 4.01)
+				within(t, m, "duration_s", 1.4, 1.9)
+				within(t, m, "requests_per_s", 8/1.9, 8/1.4)
+				within(t, m, "output_tokens_per_s", 8*6/1.9, 8*6/1.4)
+				within(t, m, "input_tokens_per_s", 8*100/1.9, 8*100/1.4)
 				within(t, m, "total_tokens_per_s", m["input_tokens_per_s"]+m["output_tokens_per_s"]-0.001, m["input_tokens_per_s"]+m["output_tokens_per_s"]+0.001)
-				within(t, m, "requests_per_s", 16/m["duration_s"]-0.001, 16/m["duration_s"]+0.001)
+				within(t, m, "requests_per_s", 8/m["duration_s"]-0.001, 8/m["duration_s"]+0.001)
 				// No limits: every completed request is good.
 				exactly(t, m, "goodput_share", 1)
 				within(t, m, "goodput_requests_per_s", m["requests_per_s"], m["requests_per_s"])
@@ -69,8 +70,8 @@ func TestOpenAIStreamMetricsMatchServerTimings(t *testing.T) {
 				if got := res.Notes["token_source"]; got != want {
 					t.Errorf("token_source = %q, want %q", got, want)
 				}
-				if srv.MaxInFlight() != 8 {
-					t.Errorf("server saw %d requests at once, want 8", srv.MaxInFlight())
+				if srv.MaxInFlight() != 4 {
+					t.Errorf("server saw %d requests at once, want 4", srv.MaxInFlight())
 				}
 			})
 		}
@@ -85,7 +86,7 @@ func TestOpenAIWithoutStream(t *testing.T) {
 	exactly(t, m, "completed", 6)
 	exactly(t, m, "output_tokens", 6*20)
 	exactly(t, m, "input_tokens", 6*30)
-	within(t, m, "e2e_latency_median_ms", 240, 290)
+	within(t, m, "e2e_latency_median_ms", 240, 320)
 	// Without a stream the first token arrives with the last.
 	within(t, m, "ttft_median_ms", m["e2e_latency_median_ms"], m["e2e_latency_median_ms"])
 	for _, k := range []string{"tpot_median_ms", "itl_median_ms"} {
@@ -246,7 +247,7 @@ func TestOpenAIOpenModelAndDuration(t *testing.T) {
 		Warmup: 200 * time.Millisecond, Duration: 400 * time.Millisecond})
 	sent := float64(srv.Requests() - before)
 	within(t, res.Metrics, "completed", 10, sent-5)
-	within(t, res.Metrics, "duration_s", 0.4, 0.6)
+	within(t, res.Metrics, "duration_s", 0.4, 0.7)
 }
 
 // concurrency 1024 against the streaming server: the generator itself must
