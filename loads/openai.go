@@ -270,7 +270,7 @@ func (r *openaiRun) phase(ctx context.Context, first, n int, d time.Duration) []
 		if ctx.Err() != nil {
 			return // cut short by the caller: not a result
 		}
-		if r.measuring.Load() && first == 0 {
+		if r.measuring.Load() {
 			r.done.Add(1)
 			if out.err != nil {
 				r.errs.Add(1)
@@ -313,6 +313,7 @@ func (r *openaiRun) phase(ctx context.Context, first, n int, d time.Duration) []
 			select {
 			case slots <- struct{}{}:
 			case <-ctx.Done():
+				continue // take ends the loop
 			}
 		}
 		wg.Go(func() {

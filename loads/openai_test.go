@@ -25,42 +25,44 @@ func runOpenAI(t *testing.T, o loads.OpenAI) loads.Result {
 	return res
 }
 
-// The server's truth: first token 50 ms after the request, then one every
-// 10 ms, 20 tokens, 100-word prompts. Tolerances allow for a shared,
-// loaded machine and the race detector; token counts are exact.
+// The server's truth: first token 200 ms after the request, then one every
+// 100 ms, 6 tokens (e2e 700 ms, TPOT 500/5 = 100 ms: dividing by the 6
+// tokens instead of the 5 intervals would give 83), 100-word prompts, 4
+// requests in flight. Tolerances (+25% on TTFT, +-12% on TPOT and ITL,
+// more on means and p99) allow for 2 cores shared with other work and the
+// race detector; token counts are exact.
 func TestOpenAIStreamMetricsMatchServerTimings(t *testing.T) {
 	for _, usage := range []bool{true, false} {
 		for _, chat := range []bool{true, false} {
 			name := map[bool]string{true: "chat", false: "completions"}[chat] + map[bool]string{true: " with usage", false: " without usage"}[usage]
 			t.Run(name, func(t *testing.T) {
-				srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{TTFT: 50 * time.Millisecond, ITL: 10 * time.Millisecond, Tokens: 20, Usage: usage})
+				srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{TTFT: 200 * time.Millisecond, ITL: 100 * time.Millisecond, Tokens: 6, Usage: usage})
 				defer srv.Close()
 				path := map[bool]string{true: "/v1/chat/completions", false: "/v1/completions"}[chat]
-				res := runOpenAI(t, loads.OpenAI{URL: srv.URL + path, Stream: true, Concurrency: 4, Requests: 16, PromptTokens: 100})
+				res := runOpenAI(t, loads.OpenAI{URL: srv.URL + path, Stream: true, Concurrency: 4, Requests: 8, PromptTokens: 100})
 				m := res.Metrics
-				exactly(t, m, "completed", 16)
+				exactly(t, m, "completed", 8)
 				exactly(t, m, "errors", 0)
-				exactly(t, m, "output_tokens", 16*20)
-				exactly(t, m, "input_tokens", 16*100)
-				within(t, m, "ttft_median_ms", 50, 65)
-				within(t, m, "ttft_mean_ms", 50, 65)
-				within(t, m, "ttft_p99_ms", 50, 120)
-				within(t, m, "tpot_median_ms", 10-4, 10+4)
-				within(t, m, "tpot_mean_ms", 10-4, 10+4)
-				within(t, m, "itl_median_ms", 10-4, 10+4)
-				within(t, m, "itl_mean_ms", 10-4, 10+4)
-				within(t, m, "itl_p99_ms", 10-4, 60)
-				// 50 + 19*10 = 240 ms a request.
-				within(t, m, "e2e_latency_median_ms", 240, 290)
-				within(t, m, "e2e_latency_p99_ms", 240, 360)
-				// 4 in flight, 240 ms each: about 16.7 requests/s, 333 output tokens/s.
+				exactly(t, m, "output_tokens", 8*6)
+				exactly(t, m, "input_tokens", 8*100)
+				within(t, m, "ttft_median_ms", 200, 250)
+				within(t, m, "ttft_mean_ms", 200, 280)
+				within(t, m, "ttft_p99_ms", 200, 450)
+				within(t, m, "tpot_median_ms", 88, 112)
+				within(t, m, "tpot_mean_ms", 85, 115)
+				within(t, m, "itl_median_ms", 88, 112)
+				within(t, m, "itl_mean_ms", 85, 115)
+				within(t, m, "itl_p99_ms", 88, 250)
+				within(t, m, "e2e_latency_median_ms", 700, 770)
+				within(t, m, "e2e_latency_p99_ms", 700, 900)
+				// 4 in flight, 700 ms each, two waves: about 5.7 requests/s.
 				within(t, m, "achieved_concurrency", 3.2, 4.01)
-				within(t, m, "requests_per_s", 12, 16.7)
-				within(t, m, "output_tokens_per_s", 12*20, 16.7*20)
-				within(t, m, "input_tokens_per_s", 12*100, 16.7*100)
-				within(t, m, "total_tokens_per_s", 12*120, 16.7*120)
+				within(t, m, "duration_s", 1.4, 1.9)
+				within(t, m, "requests_per_s", 8/1.9, 8/1.4)
+				within(t, m, "output_tokens_per_s", 8*6/1.9, 8*6/1.4)
+				within(t, m, "input_tokens_per_s", 8*100/1.9, 8*100/1.4)
 				within(t, m, "total_tokens_per_s", m["input_tokens_per_s"]+m["output_tokens_per_s"]-0.001, m["input_tokens_per_s"]+m["output_tokens_per_s"]+0.001)
-				within(t, m, "duration_s", 0.96, 1.3)
+				within(t, m, "requests_per_s", 8/m["duration_s"]-0.001, 8/m["duration_s"]+0.001)
 				// No limits: every completed request is good.
 				exactly(t, m, "goodput_share", 1)
 				within(t, m, "goodput_requests_per_s", m["requests_per_s"], m["requests_per_s"])
@@ -84,7 +86,7 @@ func TestOpenAIWithoutStream(t *testing.T) {
 	exactly(t, m, "completed", 6)
 	exactly(t, m, "output_tokens", 6*20)
 	exactly(t, m, "input_tokens", 6*30)
-	within(t, m, "e2e_latency_median_ms", 240, 290)
+	within(t, m, "e2e_latency_median_ms", 240, 320)
 	// Without a stream the first token arrives with the last.
 	within(t, m, "ttft_median_ms", m["e2e_latency_median_ms"], m["e2e_latency_median_ms"])
 	for _, k := range []string{"tpot_median_ms", "itl_median_ms"} {
@@ -117,18 +119,21 @@ func TestOpenAIExpectKeepsFailingSamples(t *testing.T) {
 }
 
 func TestOpenAIGoodput(t *testing.T) {
-	// Every 2nd request waits 300 ms for its first token; the limit is 150.
+	// Every 2nd request waits 1 s for its first token; the limit is 400 ms.
 	srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond, Tokens: 5,
-		Usage: true, SlowEvery: 2, SlowTTFT: 300 * time.Millisecond})
+		Usage: true, SlowEvery: 2, SlowTTFT: time.Second})
 	defer srv.Close()
-	res := runOpenAI(t, loads.OpenAI{URL: srv.URL + "/v1/completions", Stream: true, Requests: 10, Concurrency: 2,
-		TTFTLimit: 150 * time.Millisecond, TPOTLimit: 50 * time.Millisecond})
+	res := runOpenAI(t, loads.OpenAI{URL: srv.URL + "/v1/completions", Stream: true, Requests: 10, Concurrency: 10,
+		TTFTLimit: 400 * time.Millisecond, TPOTLimit: 200 * time.Millisecond})
 	m := res.Metrics
 	exactly(t, m, "goodput_share", 0.5)
 	within(t, m, "goodput_requests_per_s", m["requests_per_s"]/2-0.001, m["requests_per_s"]/2+0.001)
 
-	// A TPOT limit below the server's 5 ms per token fails every request.
-	res = runOpenAI(t, loads.OpenAI{URL: srv.URL + "/v1/completions", Stream: true, Requests: 4, TPOTLimit: time.Millisecond})
+	// A TPOT limit far below the server's 50 ms per token fails every
+	// request (only a first token 160 ms late could bring one under 10 ms).
+	srv2 := loadtest.NewOpenAI(loadtest.OpenAIConfig{ITL: 50 * time.Millisecond, Tokens: 5, Usage: true})
+	defer srv2.Close()
+	res = runOpenAI(t, loads.OpenAI{URL: srv2.URL + "/v1/completions", Stream: true, Requests: 4, Concurrency: 4, TPOTLimit: 10 * time.Millisecond})
 	exactly(t, res.Metrics, "goodput_share", 0)
 }
 
@@ -242,7 +247,7 @@ func TestOpenAIOpenModelAndDuration(t *testing.T) {
 		Warmup: 200 * time.Millisecond, Duration: 400 * time.Millisecond})
 	sent := float64(srv.Requests() - before)
 	within(t, res.Metrics, "completed", 10, sent-5)
-	within(t, res.Metrics, "duration_s", 0.4, 0.6)
+	within(t, res.Metrics, "duration_s", 0.4, 0.7)
 }
 
 // concurrency 1024 against the streaming server: the generator itself must
@@ -285,15 +290,21 @@ func raiseFileLimit(t *testing.T, want uint64) {
 func TestOpenAICancel(t *testing.T) {
 	srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{TTFT: time.Minute, Tokens: 2})
 	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	_, err := loads.OpenAI{URL: srv.URL + "/v1/chat/completions", Model: "test-model", Stream: true, Concurrency: 8, Requests: 8}.Run(ctx, nil, nil)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("Run error = %v, want one wrapping context.DeadlineExceeded", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("Run took %v after its context ended", d)
+	for _, o := range []loads.OpenAI{
+		{Concurrency: 8, Requests: 8},
+		{Rate: 100, Concurrency: 2, Requests: 50}, // arrivals wait for a free slot
+	} {
+		o.URL, o.Model, o.Stream = srv.URL+"/v1/chat/completions", "test-model", true
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		start := time.Now()
+		_, err := o.Run(ctx, nil, nil)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("rate %v: Run error = %v, want one wrapping context.DeadlineExceeded", o.Rate, err)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("rate %v: Run took %v after its context ended", o.Rate, d)
+		}
 	}
 }
 

@@ -191,7 +191,9 @@ func (s *OpenAI) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 	if s.cfg.SlowEvery > 0 && n%int64(s.cfg.SlowEvery) == 0 {
 		ttft = s.cfg.SlowTTFT
 	}
-	// Token k is due at arrival + ttft + k*ITL, whatever the writes cost.
+	// Token k is due at arrival + ttft + k*ITL whatever the writes cost,
+	// so totals (e2e, mean ITL) stay true on a loaded machine; a token
+	// written late shortens the interval to the next one.
 	due := func(k int) time.Time { return arrived.Add(ttft + time.Duration(k)*s.cfg.ITL) }
 	usage := map[string]int{
 		"prompt_tokens":     len(strings.Fields(prompt)),
