@@ -796,3 +796,34 @@ func BenchmarkSSH(b *testing.B) {
 		}
 	})
 }
+
+func TestSSHRunCancel(t *testing.T) {
+	srv := sshtest.StartSSHD(t)
+	s := testSSH(t, srv)
+	ctx := ctxFor(t, time.Minute)
+	short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := s.Run(short, Command{Line: "sleep 41.5"})
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrDisconnected) {
+		t.Fatalf("err = %v, want the deadline", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Run returned %s after its deadline", d)
+	}
+	// The command does not outlive the call.
+	for {
+		left, err := s.Processes(ctx, `^sleep 41\.5$`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(left) == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("still running after the call was cancelled: %+v", left)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
