@@ -68,6 +68,16 @@ type worker struct {
 	stdout *bufio.Reader
 	stderr *bufio.Reader
 	pid    int // the worker's shell; sshd made it a process group leader
+	ended  chan struct{}
+}
+
+func (w *worker) alive() bool {
+	select {
+	case <-w.ended:
+		return false
+	default:
+		return true
+	}
 }
 
 // workerPool holds a connection's workers: slots counts the live ones,
@@ -90,6 +100,17 @@ func token() string {
 // get returns a free worker, starting one if there are fewer than
 // maxWorkers, else waiting for one.
 func (c *sshConn) getWorker(ctx context.Context) (*worker, error) {
+	for {
+		w, err := c.takeWorker(ctx)
+		if err != nil || w.alive() {
+			return w, err
+		}
+		// It ended while idle (killed on the host): replace it.
+		c.dropWorker(w, false)
+	}
+}
+
+func (c *sshConn) takeWorker(ctx context.Context) (*worker, error) {
 	select {
 	case w := <-c.workers.idle:
 		return w, nil
@@ -131,7 +152,7 @@ func (c *sshConn) startWorker(ctx context.Context) (*worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open session: %w", err)
 	}
-	w := &worker{sess: sess}
+	w := &worker{sess: sess, ended: make(chan struct{})}
 	stdin, err1 := sess.StdinPipe()
 	stdout, err2 := sess.StdoutPipe()
 	stderr, err3 := sess.StderrPipe()
@@ -145,6 +166,7 @@ func (c *sshConn) startWorker(ctx context.Context) (*worker, error) {
 		sess.Close()
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
+	go func() { _ = sess.Wait(); close(w.ended) }()
 	ready := make(chan error, 2)
 	go func() {
 		_, pid, err := readFrame(w.stdout, tok, true)
