@@ -21,16 +21,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// SSH is a host reached over SSH. It holds one connection, opened on first
-// use and shared by every call (each call is one SSH session on it, about
-// a millisecond or two); when the connection drops, calls fail with errors
-// wrapping ErrDisconnected and the next call reconnects.
+// SSH is a host reached over SSH (golang.org/x/crypto/ssh). It holds one
+// connection, opened on first use and shared by every call; when the
+// connection drops, calls fail with errors wrapping ErrDisconnected and the
+// next call reconnects (with backoff, within its context).
 //
-// Remote commands run as `exec /bin/sh -c '...'` under the user's login
-// shell (sshd always starts that shell; exec leaves it at once), so what
-// runs is POSIX sh whatever the login shell, but a login shell that prints
-// or does slow work in its non-interactive startup (bash reads ~/.bashrc
-// for sshd) still pays that once per call.
+// Run gives each command a session of its own, run as
+// `exec /bin/sh -c '...'` (sshd starts every session under the user's
+// login shell; exec leaves it at once, so the command runs under POSIX sh
+// whatever that shell is). Everything else (Inspect, ReadAt, Stat, Stop,
+// Start, MoveAside, Processes, Listeners) is a short sh script sent to one
+// of a few long-lived worker shells on the connection (see ssh_worker.go):
+// a fresh session pays the login shell's startup, ~/.bashrc included,
+// and a worker pays it once. Environment variables are exported by the
+// script, since sshd refuses most "env" requests.
 type SSH struct {
 	name     string
 	cfg      SSHConfig
@@ -126,7 +130,7 @@ func (s *SSH) connect(ctx context.Context) (*sshConn, error) {
 		close(done)
 		if err == nil && s.closed {
 			c.end(errClosed)
-			err = fmt.Errorf("ssh %s: %w", s.name, errClosed)
+			c, err = nil, fmt.Errorf("ssh %s: %w", s.name, errClosed)
 		}
 		if err == nil {
 			s.conn = c
@@ -549,14 +553,11 @@ func shellStatus(n int) (int, string) {
 // command itself (same start time), or its wrapper, or, both gone,
 // members left in the group (the kernel does not reuse a pid while it
 // names a live group).
+//
+// members counts the group's live processes; awk over every stat line is
+// two processes, where a sh loop would read each file byte by byte.
 const stopScript = `members() {
-	n=0
-	for f in /proc/[0-9]*/stat; do
-		read -r l 2>/dev/null <"$f" || continue
-		r=${l##*") "}
-		set -- $r
-		[ "$3" = "$g" ] && [ "$1" != Z ] && [ "$1" != X ] && n=$((n+1))
-	done
+	n=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v g="$g" '{ sub(/^.*\) /, ""); if ($3 == g && $1 != "Z" && $1 != "X") n++ } END { print n + 0 }')
 }
 ours() {
 	if read -r l 2>/dev/null </proc/$p/stat; then

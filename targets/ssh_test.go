@@ -934,3 +934,39 @@ func TestSSHWorkers(t *testing.T) {
 		t.Errorf("script output %q, %v", out, err)
 	}
 }
+
+func TestSSHStopLeftoverGroup(t *testing.T) {
+	srv := sshtest.StartSSHD(t)
+	s := testSSH(t, srv)
+	ctx := ctxFor(t, time.Minute)
+	// The command exits at once, leaving a child in its process group.
+	p, err := s.Start(ctx, Command{Line: "sleep 303 & exit 5"}, filepath.Join(t.TempDir(), "l.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := waitExited(t, ctx, s, p); st.ExitCode != 5 {
+		t.Errorf("exit %+v, want 5", st)
+	}
+	inGroup := func() int {
+		ps, err := s.Processes(ctx, `^sleep 303$`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, pi := range ps {
+			if pi.PGID == p.PGID {
+				n++
+			}
+		}
+		return n
+	}
+	if n := inGroup(); n != 1 {
+		t.Fatalf("%d leftover processes in group %d, want 1", n, p.PGID)
+	}
+	if err := s.Stop(ctx, p, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n := inGroup(); n != 0 {
+		t.Errorf("%d processes left in group %d after Stop", n, p.PGID)
+	}
+}
