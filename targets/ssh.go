@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -20,23 +21,28 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// SSH is a host reached over SSH. It holds one connection, opened on first
-// use and shared by every call (each call is one SSH session on it, about
-// a millisecond or two); when the connection drops, calls fail with errors
-// wrapping ErrDisconnected and the next call reconnects.
+// SSH is a host reached over SSH (golang.org/x/crypto/ssh). It holds one
+// connection, opened on first use and shared by every call; when the
+// connection drops, calls fail with errors wrapping ErrDisconnected and the
+// next call reconnects (with backoff, within its context).
 //
-// Remote commands run as `exec /bin/sh -c '...'` under the user's login
-// shell (sshd always starts that shell; exec leaves it at once), so what
-// runs is POSIX sh whatever the login shell, but a login shell that prints
-// or does slow work in its non-interactive startup (bash reads ~/.bashrc
-// for sshd) still pays that once per call.
+// Run gives each command a session of its own, run as
+// `exec /bin/sh -c '...'` (sshd starts every session under the user's
+// login shell; exec leaves it at once, so the command runs under POSIX sh
+// whatever that shell is). Everything else (Inspect, ReadAt, Stat, Stop,
+// Start, MoveAside, Processes, Listeners) is a short sh script sent to one
+// of a few long-lived worker shells on the connection (see ssh_worker.go):
+// a fresh session pays the login shell's startup, ~/.bashrc included,
+// and a worker pays it once. Environment variables are exported by the
+// script, since sshd refuses most "env" requests.
 type SSH struct {
 	name     string
 	cfg      SSHConfig
 	resolver resolver
-	// sessions bounds the sessions open at once: OpenSSH refuses more
-	// than MaxSessions (default 10) on one connection.
-	sessions chan struct{}
+	// runSessions bounds Run's sessions open at once: OpenSSH refuses
+	// more than MaxSessions (default 10) on one connection, workers
+	// included.
+	runSessions chan struct{}
 
 	mu      sync.Mutex
 	conn    *sshConn
@@ -46,10 +52,6 @@ type SSH struct {
 }
 
 var _ Target = (*SSH)(nil)
-
-// maxSessions stays under OpenSSH's default MaxSessions of 10, leaving
-// room for a human's `ssh` multiplexed on a ControlMaster... and for us.
-const maxSessions = 8
 
 // NewSSH returns the SSH target name for cfg (usually from ResolveSSH).
 // It does not connect: the first call does. What cfg leaves empty takes
@@ -63,10 +65,10 @@ func newSSH(name string, cfg SSHConfig, r resolver) *SSH {
 		cfg.Host = name
 	}
 	return &SSH{
-		name:     name,
-		cfg:      withDefaults(cfg, r),
-		resolver: r,
-		sessions: make(chan struct{}, maxSessions),
+		name:        name,
+		cfg:         withDefaults(cfg, r),
+		resolver:    r,
+		runSessions: make(chan struct{}, maxRunSessions),
 	}
 }
 
@@ -128,7 +130,7 @@ func (s *SSH) connect(ctx context.Context) (*sshConn, error) {
 		close(done)
 		if err == nil && s.closed {
 			c.end(errClosed)
-			err = fmt.Errorf("ssh %s: %w", s.name, errClosed)
+			c, err = nil, fmt.Errorf("ssh %s: %w", s.name, errClosed)
 		}
 		if err == nil {
 			s.conn = c
@@ -182,13 +184,13 @@ func (s *SSH) disconnected(c *sshConn, what string) error {
 	return s.errorf("%s: %w: %v", what, ErrDisconnected, c.cause)
 }
 
-// exec runs script with /bin/sh on the host, its output to stdout and
-// stderr, and returns its exit status. ctx ending signals the remote
-// command (TERM, as far as sshd passes signals) and closes the session.
+// exec runs script with /bin/sh on the host in a session of its own, its
+// output to stdout and stderr, and returns its exit status. ctx ending
+// ends the command's process group (TERM, then KILL).
 func (s *SSH) exec(ctx context.Context, what, script string, stdout, stderr io.Writer) (code int, signal string, err error) {
 	select {
-	case s.sessions <- struct{}{}:
-		defer func() { <-s.sessions }()
+	case s.runSessions <- struct{}{}:
+		defer func() { <-s.runSessions }()
 	case <-ctx.Done():
 		return 0, "", s.errorf("%s: %w", what, ctx.Err())
 	}
@@ -204,8 +206,13 @@ func (s *SSH) exec(ctx context.Context, what, script string, stdout, stderr io.W
 		return 0, "", s.errorf("%s: open session: %w", what, err)
 	}
 	defer sess.Close()
-	sess.Stdout, sess.Stderr = stdout, stderr
-	if err := sess.Start("exec /bin/sh -c " + shellQuote(script)); err != nil {
+	// The script's shell is the session's process group leader (sshd
+	// runs it under setsid); it says its pid first, on stderr, so that a
+	// cancelled call can end its whole group. sshd's own "signal" request
+	// cannot: it refuses it for root logins.
+	group := &pidWriter{w: stderr}
+	sess.Stdout, sess.Stderr = stdout, group
+	if err := sess.Start("exec /bin/sh -c " + shellQuote("echo $$ >&2\n"+script)); err != nil {
 		if c.lost() {
 			return 0, "", s.disconnected(c, what)
 		}
@@ -216,8 +223,10 @@ func (s *SSH) exec(ctx context.Context, what, script string, stdout, stderr io.W
 	select {
 	case err = <-waited:
 	case <-ctx.Done():
-		_ = sess.Signal(ssh.SIGTERM)
 		sess.Close()
+		if pgid := group.pid.Load(); pgid > 1 {
+			killGroup(c, int(pgid))
+		}
 		return 0, "", s.errorf("%s: %w", what, ctx.Err())
 	case <-c.done:
 		return 0, "", s.disconnected(c, what)
@@ -237,22 +246,71 @@ func (s *SSH) exec(ctx context.Context, what, script string, stdout, stderr io.W
 	return 0, "", s.errorf("%s: %w", what, err)
 }
 
-// script runs a lockstep script and returns its stdout; a non-zero exit is
-// an error carrying its stderr.
-func (s *SSH) script(ctx context.Context, what, script string) ([]byte, error) {
-	var out, errb bytes.Buffer
-	code, sig, err := s.exec(ctx, what, script, &out, &errb)
+// killGroup ends the process group of a cancelled call: TERM, then KILL
+// a second later if anything is left. It bypasses the session limit (the
+// cancelled call still holds its slot) and waits at most a few seconds.
+func killGroup(c *sshConn, pgid int) {
+	sess, err := c.client.NewSession()
 	if err != nil {
-		return nil, err
+		return
 	}
-	if code != 0 || sig != "" {
-		msg := strings.TrimSpace(errb.String())
-		if msg == "" {
-			msg = "no message"
+	defer sess.Close()
+	done := make(chan struct{})
+	go func() {
+		_ = sess.Run(fmt.Sprintf("exec /bin/sh -c %s", shellQuote(fmt.Sprintf(`g=%d
+kill -s TERM -- -$g 2>/dev/null || exit 0
+i=0
+while kill -s 0 -- -$g 2>/dev/null; do
+	i=$((i+1)); [ $i -gt 20 ] && { kill -s KILL -- -$g 2>/dev/null; exit 0; }
+	sleep 0.05
+done
+`, pgid))))
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+	}
+}
+
+// pidWriter takes the first line written (a pid) for itself and passes
+// the rest on.
+type pidWriter struct {
+	w    io.Writer
+	head []byte
+	done bool
+	pid  atomic.Int64
+}
+
+func (p *pidWriter) Write(b []byte) (int, error) {
+	n := len(b)
+	if !p.done {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 && len(p.head)+len(b) < 32 {
+			p.head = append(p.head, b...)
+			return n, nil
 		}
-		return out.Bytes(), s.errorf("%s: remote script exited %d%s: %s", what, code, sig, msg)
+		p.done = true
+		if i >= 0 {
+			if pid, err := strconv.Atoi(string(append(p.head, b[:i]...))); err == nil {
+				p.pid.Store(int64(pid))
+				b = b[i+1:]
+				p.head = nil
+			}
+		}
+		// Not a pid: not ours, keep every byte.
+		if len(p.head) > 0 {
+			if _, err := p.w.Write(p.head); err != nil {
+				return n, err
+			}
+		}
 	}
-	return out.Bytes(), nil
+	if len(b) > 0 {
+		if _, err := p.w.Write(b); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // Run runs c.Line with /bin/sh -c on the host.
@@ -495,14 +553,11 @@ func shellStatus(n int) (int, string) {
 // command itself (same start time), or its wrapper, or, both gone,
 // members left in the group (the kernel does not reuse a pid while it
 // names a live group).
+//
+// members counts the group's live processes; awk over every stat line is
+// two processes, where a sh loop would read each file byte by byte.
 const stopScript = `members() {
-	n=0
-	for f in /proc/[0-9]*/stat; do
-		read -r l 2>/dev/null <"$f" || continue
-		r=${l##*") "}
-		set -- $r
-		[ "$3" = "$g" ] && [ "$1" != Z ] && [ "$1" != X ] && n=$((n+1))
-	done
+	n=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v g="$g" '{ sub(/^.*\) /, ""); if ($3 == g && $1 != "Z" && $1 != "X") n++ } END { print n + 0 }')
 }
 ours() {
 	if read -r l 2>/dev/null </proc/$p/stat; then
@@ -646,7 +701,7 @@ func (s *SSH) ReadAt(ctx context.Context, path string, off int64, max int) ([]by
 
 // procScript lists every process: its stat lines, then its command lines
 // framed by head's "==> FILE <==" headers: two processes for the lot.
-const procScript = `echo "self $$"
+const procScript = `echo "self $$ $PPID"
 cat /proc/[0-9]*/stat 2>/dev/null
 echo "==lockstep-cmdlines"
 head -v -c 65536 -- /proc/[0-9]*/cmdline 2>/dev/null
@@ -658,7 +713,8 @@ exit 0
 var cmdlineHeader = regexp.MustCompile(`(?:^|\n)==> /proc/(\d+)/cmdline <==\n`)
 
 // Processes lists the host's processes whose command line matches the
-// regular expression match. lockstep's own remote script is left out.
+// regular expression match. lockstep's own remote processes (the script
+// and the workers) are left out.
 func (s *SSH) Processes(ctx context.Context, match string) ([]ProcessInfo, error) {
 	re, err := regexp.Compile(match)
 	if err != nil {
@@ -670,9 +726,12 @@ func (s *SSH) Processes(ctx context.Context, match string) ([]ProcessInfo, error
 	}
 	stats, cmdlines, _ := bytes.Cut(out, []byte("==lockstep-cmdlines\n"))
 	lines := strings.Split(string(stats), "\n")
-	self := -1
+	// The script's shell, its children and the worker running it.
+	self, worker := -1, -1
 	if v, ok := strings.CutPrefix(lines[0], "self "); ok {
-		self, _ = strconv.Atoi(v)
+		a, b, _ := strings.Cut(v, " ")
+		self, _ = strconv.Atoi(a)
+		worker, _ = strconv.Atoi(b)
 		lines = lines[1:]
 	}
 	cmds := splitCmdlines(cmdlines)
@@ -682,11 +741,11 @@ func (s *SSH) Processes(ctx context.Context, match string) ([]ProcessInfo, error
 			continue
 		}
 		st, err := parseStat([]byte(l))
-		if err != nil || st.PID == self || st.PPID == self {
+		if err != nil || st.PID == self || st.PPID == self || st.PID == worker {
 			continue
 		}
 		cmd := procCommand(cmds[st.PID], st.Comm)
-		if !re.MatchString(cmd) {
+		if strings.Contains(cmd, workerMark) || !re.MatchString(cmd) {
 			continue
 		}
 		list = append(list, ProcessInfo{PID: st.PID, PPID: st.PPID, PGID: st.PGID, State: st.State, Command: cmd})

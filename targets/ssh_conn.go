@@ -79,8 +79,9 @@ func orNone(s []string) string {
 // sshConn is one live connection: the client and the jump hosts it runs
 // through. done closes when it ends, for whatever reason.
 type sshConn struct {
-	client *ssh.Client
-	hops   []*ssh.Client
+	client  *ssh.Client
+	hops    []*ssh.Client
+	workers *workerPool
 
 	done      chan struct{}
 	closeOnce sync.Once
@@ -88,7 +89,7 @@ type sshConn struct {
 }
 
 func newSSHConn(client *ssh.Client, hops []*ssh.Client) *sshConn {
-	c := &sshConn{client: client, hops: hops, done: make(chan struct{})}
+	c := &sshConn{client: client, hops: hops, workers: newWorkerPool(), done: make(chan struct{})}
 	go func() {
 		err := client.Wait()
 		if err == nil {

@@ -200,6 +200,7 @@ func (r resolver) byClient(ctx context.Context, host, user string, port int) (ho
 		return hostSettings{}, res, fmt.Errorf("%s: %w: %s", res.Source, err, strings.TrimSpace(stderr.String()))
 	}
 	var h hostSettings
+	var global []string
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		key, val, _ := strings.Cut(sc.Text(), " ")
@@ -212,8 +213,10 @@ func (r resolver) byClient(ctx context.Context, host, user string, port int) (ho
 			h.port, _ = strconv.Atoi(val)
 		case "identityfile":
 			h.identityFiles = append(h.identityFiles, val)
-		case "userknownhostsfile", "globalknownhostsfile":
+		case "userknownhostsfile":
 			h.knownHosts = append(h.knownHosts, strings.Fields(val)...)
+		case "globalknownhostsfile":
+			global = append(global, strings.Fields(val)...)
 		case "proxyjump":
 			if val != "none" {
 				h.proxyJump = val
@@ -234,6 +237,8 @@ func (r resolver) byClient(ctx context.Context, host, user string, port int) (ho
 			}
 		}
 	}
+	// The user's files first: ssh-keyscan hints name the first one.
+	h.knownHosts = append(h.knownHosts, global...)
 	return h, res, nil
 }
 
@@ -300,9 +305,16 @@ func (r resolver) byFile(host string) (hostSettings, Resolution, error) {
 		}
 		h.port = n
 	}
-	if v := get("UserKnownHostsFile"); v != "" {
-		h.knownHosts = strings.Fields(v)
+	// As ssh: the user's files (default ~/.ssh/known_hosts), then the
+	// system's.
+	userKnown, globalKnown := get("UserKnownHostsFile"), get("GlobalKnownHostsFile")
+	if userKnown == "" {
+		userKnown = "~/.ssh/known_hosts"
 	}
+	if globalKnown == "" {
+		globalKnown = "/etc/ssh/ssh_known_hosts"
+	}
+	h.knownHosts = append(strings.Fields(userKnown), strings.Fields(globalKnown)...)
 	if n, err := strconv.Atoi(get("ConnectTimeout")); err == nil && n > 0 {
 		h.connectTimeout = time.Duration(n) * time.Second
 	}

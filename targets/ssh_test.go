@@ -576,6 +576,26 @@ func TestSSHAuth(t *testing.T) {
 		}
 	})
 
+	t.Run("ssh-agent", func(t *testing.T) {
+		missing := filepath.Join(dir, "no-such-key")
+		s := testSSH(t, srv, func(c *SSHConfig) { c.IdentityFiles = []string{missing} })
+		t.Setenv("SSH_AUTH_SOCK", sshtest.StartAgent(t, srv.UserKey))
+		if r, err := s.Run(ctx, Command{Line: "echo via agent"}); err != nil || string(r.Stdout) != "via agent\n" {
+			t.Fatalf("Run = %+v, %v", r, err)
+		}
+
+		other := filepath.Join(dir, "agent-other")
+		if _, err := sshtest.WriteKey(other, ""); err != nil {
+			t.Fatal(err)
+		}
+		s = testSSH(t, srv, func(c *SSHConfig) { c.IdentityFiles = []string{missing} })
+		t.Setenv("SSH_AUTH_SOCK", sshtest.StartAgent(t, other))
+		_, err := s.Run(ctx, Command{Line: "true"})
+		if err == nil || !strings.Contains(err.Error(), "agent: 1 keys") {
+			t.Fatalf("err = %v, want it to count the agent's keys", err)
+		}
+	})
+
 	t.Run("passphrase from the environment", func(t *testing.T) {
 		key := filepath.Join(dir, "protected")
 		pub, err := sshtest.WriteKey(key, "correct horse")
@@ -758,6 +778,13 @@ func BenchmarkSSH(b *testing.B) {
 			}
 		}
 	})
+	b.Run("WorkerRoundTrip", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.script(ctx, "noop", "true"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("Inspect", func(b *testing.B) {
 		for b.Loop() {
 			if st, err := s.Inspect(ctx, p); err != nil || !st.Alive {
@@ -795,4 +822,151 @@ func BenchmarkSSH(b *testing.B) {
 			fresh.Close()
 		}
 	})
+}
+
+func TestSSHRunCancel(t *testing.T) {
+	srv := sshtest.StartSSHD(t)
+	s := testSSH(t, srv)
+	ctx := ctxFor(t, time.Minute)
+	short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := s.Run(short, Command{Line: "sleep 41.5"})
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrDisconnected) {
+		t.Fatalf("err = %v, want the deadline", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Run returned %s after its deadline", d)
+	}
+	// The command does not outlive the call.
+	for {
+		left, err := s.Processes(ctx, `^sleep 41\.5$`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(left) == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("still running after the call was cancelled: %+v", left)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func TestSSHWorkers(t *testing.T) {
+	srv := sshtest.StartSSHD(t)
+	s := testSSH(t, srv)
+	ctx := ctxFor(t, time.Minute)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	os.WriteFile(path, []byte("x"), 0o644)
+
+	sessions := func() int {
+		b, _ := os.ReadFile(srv.Log)
+		return strings.Count(string(b), "Starting session")
+	}
+	// Many calls, some at once: they share a few long-lived sessions
+	// instead of paying a login shell each.
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			for range 10 {
+				if _, err := s.Stat(ctx, path); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := sessions(); n > maxWorkers {
+		t.Errorf("30 calls opened %d sessions, want at most %d", n, maxWorkers)
+	}
+
+	// A call cancelled mid-script ends its worker's processes, and the
+	// next call gets a fresh worker.
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if _, err := s.script(short, "sleep", "sleep 42.5"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("cancelled script: %v", err)
+	}
+	if info, err := s.Stat(ctx, path); err != nil || info.Size != 1 {
+		t.Fatalf("after a cancelled call: %+v, %v", info, err)
+	}
+	for {
+		left, err := s.Processes(ctx, `^sleep 42\.5$`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(left) == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the cancelled call's process is still running: %+v", left)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+
+	// A worker that died while idle is replaced, not handed out.
+	var pids []string
+	for range len(s.conn.workers.idle) {
+		w := <-s.conn.workers.idle
+		pids = append(pids, strconv.Itoa(w.pid))
+		s.conn.workers.idle <- w
+	}
+	if len(pids) == 0 {
+		t.Fatal("no idle worker")
+	}
+	if r, err := s.Run(ctx, Command{Line: "kill " + strings.Join(pids, " ")}); err != nil || r.ExitCode != 0 {
+		t.Fatalf("kill the workers: %+v, %v", r, err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if info, err := s.Stat(ctx, path); err != nil || info.Size != 1 {
+		t.Fatalf("after the workers were killed: %+v, %v", info, err)
+	}
+
+	// Output a script prints without a final newline, or binary, is kept
+	// exactly.
+	out, err := s.script(ctx, "printf", `printf 'a\nb'; printf 'err' >&2`)
+	if err != nil || string(out) != "a\nb" {
+		t.Errorf("script output %q, %v", out, err)
+	}
+}
+
+func TestSSHStopLeftoverGroup(t *testing.T) {
+	srv := sshtest.StartSSHD(t)
+	s := testSSH(t, srv)
+	ctx := ctxFor(t, time.Minute)
+	// The command exits at once, leaving a child in its process group.
+	p, err := s.Start(ctx, Command{Line: "sleep 303 & exit 5"}, filepath.Join(t.TempDir(), "l.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := waitExited(t, ctx, s, p); st.ExitCode != 5 {
+		t.Errorf("exit %+v, want 5", st)
+	}
+	inGroup := func() int {
+		ps, err := s.Processes(ctx, `^sleep 303$`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, pi := range ps {
+			if pi.PGID == p.PGID {
+				n++
+			}
+		}
+		return n
+	}
+	if n := inGroup(); n != 1 {
+		t.Fatalf("%d leftover processes in group %d, want 1", n, p.PGID)
+	}
+	if err := s.Stop(ctx, p, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n := inGroup(); n != 0 {
+		t.Errorf("%d processes left in group %d after Stop", n, p.PGID)
+	}
 }

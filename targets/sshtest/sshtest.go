@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/agent"
 )
 
 // SSHDPath is where Debian, Ubuntu and RHEL install the OpenSSH server.
@@ -400,4 +401,49 @@ func (p *Proxy) Unblock() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.blocked = false
+}
+
+// StartAgent serves an ssh-agent holding the private keys in files on a
+// unix socket in the test's temp dir, and returns the socket's path (for
+// SSH_AUTH_SOCK).
+func StartAgent(t testing.TB, keyFiles ...string) string {
+	t.Helper()
+	keyring := agent.NewKeyring()
+	for _, f := range keyFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, err := ssh.ParseRawPrivateKey(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := keyring.Add(agent.AddedKey{PrivateKey: key, Comment: f}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Unix socket paths are short (108 bytes): not under t.TempDir's long name.
+	dir, err := os.MkdirTemp("", "agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close(); os.RemoveAll(dir) })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_ = agent.ServeAgent(keyring, c)
+			}()
+		}
+	}()
+	return sock
 }
