@@ -789,6 +789,9 @@ echo "==lockstep-cmdlines"
 set --
 for x in $(printf '%s\n' "$fds" | awk 'NF { print $1 }' | sort -u); do set -- "$@" /proc/$x/cmdline; done
 [ $# -gt 0 ] && head -v -c 65536 -- "$@" 2>/dev/null
+echo
+echo "==lockstep-stats"
+for x in $(printf '%s\n' "$fds" | awk 'NF { print $1 }' | sort -u); do cat /proc/$x/stat 2>/dev/null; done
 exit 0
 `
 
@@ -805,6 +808,13 @@ func (s *SSH) Listeners(ctx context.Context, port int) ([]Listener, error) {
 	tables, rest, _ := bytes.Cut(out, []byte("==lockstep-fds\n"))
 	_, tables, _ = bytes.Cut(tables, []byte("\n")) // the "self" line
 	fdText, cmdText, _ := bytes.Cut(rest, []byte("==lockstep-cmdlines\n"))
+	cmdText, statText, _ := bytes.Cut(cmdText, []byte("\n==lockstep-stats\n"))
+	pgids := map[int]int{}
+	for _, line := range bytes.Split(statText, []byte("\n")) {
+		if st, err := parseStat(line); err == nil {
+			pgids[st.PID] = st.PGID
+		}
+	}
 	sockets, err := parseNetTCP(tables)
 	if err != nil {
 		return nil, s.errorf("listeners on port %d: %w", port, err)
@@ -837,7 +847,7 @@ func (s *SSH) Listeners(ctx context.Context, port int) ([]Listener, error) {
 		// A socket shared by a parent and its workers is listed once
 		// per process, as the local target does.
 		for _, pid := range pids {
-			list = append(list, Listener{Address: addr, PID: pid, Command: parseCmdline(cmds[pid])})
+			list = append(list, Listener{Address: addr, PID: pid, PGID: pgids[pid], Command: parseCmdline(cmds[pid])})
 		}
 	}
 	return list, nil
