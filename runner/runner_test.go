@@ -219,3 +219,5 @@ step "run" "after" {
 		}
 	}
 }
+
+func osWriteFile(path string, data []byte) error { return os.WriteFile(path, data, 0o600) }
