@@ -9,11 +9,12 @@ import (
 	"lockstep/plans"
 )
 
-// TestExplainGolden explains every example, unresolved and resolved with
-// defaults, in both formats, against testdata/explain (-update rewrites).
+// TestExplainGolden explains the reference plans, unresolved and resolved
+// with defaults, in both formats, against testdata/explain (-update
+// rewrites). The quickstart grows with the demo; cmd/lockstep's explain
+// script follows it.
 func TestExplainGolden(t *testing.T) {
-	files, _ := filepath.Glob("../examples/*.hcl")
-	files = append(files, "testdata/valid/features.hcl")
+	files := []string{"../examples/glm5.hcl", "../examples/vllm.hcl", "testdata/valid/features.hcl"}
 	for _, path := range files {
 		p, diags := plans.ParseFile(path)
 		if diags.HasErrors() {
