@@ -148,11 +148,17 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 		return s.errored(err)
 	}
 	s.t = t
-	if err := s.makeProbes(sctx); err != nil {
+	// Probes start before the action, so a log probe reads what the
+	// action makes the log say; a probe that reads self (pid = self.pid)
+	// starts after it, once self is known.
+	if err := s.makeProbes(sctx, false); err != nil {
 		return s.errored(err)
 	}
 	if out, done := s.act(sctx, outer); done {
 		return out
+	}
+	if err := s.makeProbes(sctx, true); err != nil {
+		return s.errored(err)
 	}
 	return s.confirm(sctx, outer, deadline, timeout, single)
 }
@@ -246,9 +252,12 @@ func (s *stepRun) outputs() map[string]string {
 	return out
 }
 
-func (s *stepRun) makeProbes(ctx context.Context) error {
-	ectx := s.r.o.Scope.EvalContext(map[string]cty.Value{"step": s.r.stepValues()})
+func (s *stepRun) makeProbes(ctx context.Context, readingSelf bool) error {
+	ectx := s.r.o.Scope.EvalContext(map[string]cty.Value{"step": s.r.stepValues(), "self": cty.ObjectVal(s.selfValues())})
 	for _, pb := range s.st.Probes {
+		if readsRoot(pb.Attrs, "self") != readingSelf {
+			continue
+		}
 		attrs := map[string]cty.Value{}
 		for name, expr := range pb.Attrs {
 			if name == "step" {
@@ -279,6 +288,18 @@ func (s *stepRun) makeProbes(ctx context.Context) error {
 		s.probes = append(s.probes, namedProbe{pb.Name, p})
 	}
 	return nil
+}
+
+// readsRoot reports whether any of the expressions reads root (self).
+func readsRoot(attrs map[string]hcl.Expression, root string) bool {
+	for _, e := range attrs {
+		for _, tr := range e.Variables() {
+			if tr.RootName() == root {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // evalString evaluates an attribute that an action uses (a command, a
