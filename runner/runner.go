@@ -102,7 +102,9 @@ func Run(ctx context.Context, o Options) Result {
 		targets: map[string]targets.Target{},
 		shown:   o.Scope.Redacted(),
 	}
+	sc := newScrubber(o.Scope)
 	r.emit = func(e events.Event) {
+		e = sc.scrub(e)
 		if e.Time.IsZero() {
 			e.Time = time.Now()
 		}
