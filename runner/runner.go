@@ -45,6 +45,10 @@ type Options struct {
 	// StopGrace is how long a stopped process group has between SIGTERM
 	// and SIGKILL.
 	StopGrace time.Duration
+	// Force, when it ends, cuts short what still runs after an interrupt:
+	// the steps marked always (a second Ctrl-C). Cleanup of launched
+	// processes still happens. Nil: always steps run to their timeouts.
+	Force context.Context
 }
 
 // Result is how an attempt ended.
@@ -126,8 +130,12 @@ func Run(ctx context.Context, o Options) Result {
 		}
 		sctx := ctx
 		if ctx.Err() != nil {
-			// Interrupted: an always step still runs, on its own timeout.
+			// Interrupted: an always step still runs, on its own timeout,
+			// unless the user insists (Force).
 			sctx = context.WithoutCancel(ctx)
+			if o.Force != nil {
+				sctx = o.Force
+			}
 		}
 		out := r.step(sctx, ctx, i, st, ev)
 		if !out.Status.OK() && res.Status == events.Confirmed {

@@ -129,7 +129,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		scopes[i] = s
 	}
 	root := records.Root(f.records, f.plan)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, force, stop := interrupts(stderr)
 	defer stop()
 
 	code := 0
@@ -139,7 +139,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		if len(combos) > 1 {
 			note = strings.TrimSpace(strings.Join(combos[i], " ") + " " + note)
 		}
-		n, c := runAttempt(ctx, f, p, scope, root, note, args, stdout, stderr)
+		n, c := runAttempt(ctx, force, f, p, scope, root, note, args, stdout, stderr)
 		if n > 0 {
 			numbers = append(numbers, n)
 		}
@@ -163,7 +163,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 
 // runAttempt runs the plan once and returns the attempt's number and the
 // exit code.
-func runAttempt(ctx context.Context, f runFlags, p *plans.Plan, scope *plans.Scope, root, note string, args []string, stdout, stderr io.Writer) (int, int) {
+func runAttempt(ctx, force context.Context, f runFlags, p *plans.Plan, scope *plans.Scope, root, note string, args []string, stdout, stderr io.Writer) (int, int) {
 	w, err := records.Open(root, p.Name)
 	if err != nil {
 		fmt.Fprintf(stderr, "lockstep: cannot keep the attempt's record: %v\n  hint: choose another folder with --records DIR\n", err)
@@ -185,6 +185,7 @@ func runAttempt(ctx context.Context, f runFlags, p *plans.Plan, scope *plans.Sco
 		Start:    start,
 		Keep:     f.keep,
 		LogDir:   filepath.Join(w.Dir(), "logs"),
+		Force:    force,
 	})
 	closeView()
 	if err := w.Close(); err != nil {
@@ -212,6 +213,41 @@ func writeJUnit(path, dir string) error {
 		return err
 	}
 	return out.Close()
+}
+
+// interrupts turns Ctrl-C and SIGTERM into contexts: the first signal
+// ends ctx (the current step stops, always steps and cleanup follow), the
+// second ends force (always steps are cut short; launched processes are
+// still stopped).
+func interrupts(stderr io.Writer) (ctx, force context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	force, cancelForce := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-done:
+				return
+			case <-sigs:
+				n++
+				if n == 1 {
+					cancel()
+					continue
+				}
+				fmt.Fprintln(stderr, "lockstep: interrupted again: skipping the remaining always steps; launched processes are still being stopped")
+				cancelForce()
+			}
+		}
+	}()
+	return ctx, force, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
+		cancelForce()
+	}
 }
 
 // newView chooses how events are shown: JSON lines, a live view on a
