@@ -39,13 +39,26 @@ func (s *stepRun) confirm(ctx, outer context.Context, deadline time.Time, timeou
 		interval = d
 	}
 	var last turn
+	// stopped decides a step whose context ended: at the deadline it timed
+	// out, judged on the last complete observation (a probe cut short by
+	// the deadline tells nothing); otherwise it was interrupted or a
+	// watched process died.
+	stopped := func() events.Outcome {
+		if context.Cause(ctx) == context.DeadlineExceeded && outer.Err() == nil {
+			if last.conds == nil {
+				last = s.evaluate()
+			}
+			return s.finish(s.unmet(events.TimedOut, fmt.Sprintf("timed out after %s", timeout), last), last)
+		}
+		return s.finish(s.ended(ctx, outer, timeout), last)
+	}
 	for {
 		if ctx.Err() != nil {
-			return s.finish(s.ended(ctx, outer, timeout), last)
+			return stopped()
 		}
 		s.observe(ctx)
 		if ctx.Err() != nil {
-			return s.finish(s.ended(ctx, outer, timeout), last)
+			return stopped()
 		}
 		if err := s.permanent(); err != nil {
 			return s.finish(events.Outcome{Status: events.Failed, Reason: err.Error()}, s.evaluate())
@@ -63,10 +76,7 @@ func (s *stepRun) confirm(ctx, outer context.Context, deadline time.Time, timeou
 			return s.finish(s.unmet(events.Failed, "", last), last)
 		}
 		if !s.waitNext(ctx, interval) {
-			if context.Cause(ctx) == context.DeadlineExceeded && outer.Err() == nil {
-				return s.finish(s.unmet(events.TimedOut, fmt.Sprintf("timed out after %s", timeout), last), last)
-			}
-			return s.finish(s.ended(ctx, outer, timeout), last)
+			return stopped()
 		}
 	}
 }
@@ -137,6 +147,10 @@ func (s *stepRun) waitNext(ctx context.Context, interval time.Duration) bool {
 func (s *stepRun) observe(ctx context.Context) {
 	for _, np := range s.probes {
 		v, err := np.p.Observe(ctx)
+		if ctx.Err() != nil {
+			// Cut short by the step's end: keep what was last seen.
+			return
+		}
 		if err != nil {
 			s.values[np.name] = cty.DynamicVal
 			s.errs[np.name] = err

@@ -241,3 +241,29 @@ step "launch" "server" {
 		t.Fatalf("status %s: %+v", res.Status, c.finished("launch.server"))
 	}
 }
+
+// A timeout that lands while a probe runs is judged on the last complete
+// observation: the error_message and the values stay.
+func TestTimeoutDuringProbeKeepsEvidence(t *testing.T) {
+	_, c := runPlan(t, context.Background(), `
+plan "e" {}
+step "wait" "w" {
+  timeout  = "1s"
+  interval = "100ms"
+  probe "exec" "slow" {
+    command = "sleep 0.3; echo busy"
+  }
+  postcondition {
+    condition     = trimspace(probe.slow.stdout) == "free"
+    error_message = "the resource is still busy"
+  }
+}
+`)
+	o := c.finished("wait.w")
+	if o.Status != events.TimedOut || o.ErrorMessage != "the resource is still busy" {
+		t.Fatalf("outcome %s %q %q", o.Status, o.Reason, o.ErrorMessage)
+	}
+	if got := o.Evidence.Values["probe.slow.stdout"]; got != `"busy\n"` {
+		t.Errorf("probe.slow.stdout = %s, want the last complete value", got)
+	}
+}

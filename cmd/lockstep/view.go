@@ -96,7 +96,7 @@ func eventLines(e events.Event, s style) []string {
 		a := e.Action
 		switch {
 		case a.PID != 0:
-			l := fmt.Sprintf("%s: launched pid %d: %s", p, a.PID, a.Command)
+			l := fmt.Sprintf("%s: launched pid %d: %s", p, a.PID, firstLineOf(a.Command))
 			if a.Log != "" {
 				l += s.dim(" (log " + a.Log + ")")
 			}
@@ -107,7 +107,7 @@ func eventLines(e events.Event, s style) []string {
 		case a.ExitCode != nil:
 			return []string{fmt.Sprintf("%s: exited with status %d", p, *a.ExitCode)}
 		default:
-			return []string{fmt.Sprintf("%s: $ %s", p, a.Command)}
+			return []string{fmt.Sprintf("%s: $ %s", p, firstLineOf(a.Command))}
 		}
 	case events.Observed:
 		return []string{fmt.Sprintf("%s: %s", p, s.dim("waiting: "+e.Observation.Summary))}
@@ -351,4 +351,14 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// firstLineOf shortens a multi-line command (a heredoc) to its first line;
+// the record keeps it whole.
+func firstLineOf(cmd string) string {
+	first, rest, ok := strings.Cut(cmd, "\n")
+	if !ok {
+		return cmd
+	}
+	return fmt.Sprintf("%s … (%d more lines)", first, strings.Count(rest, "\n")+1)
 }
