@@ -1,0 +1,209 @@
+package examples_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"lockstep/plans"
+)
+
+// The examples run here as a user runs them: the real lockstep binary,
+// against the real servers from Debian's packages, each on a free port
+// and in a folder of its own. A missing server skips its example on a
+// developer's machine and fails it in CI, where they are installed.
+
+// lockstepBin is the binary under test, built once by TestMain.
+var lockstepBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		dir, err := os.MkdirTemp("", "lockstep-examples-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		lockstepBin = filepath.Join(dir, "lockstep")
+		build := exec.Command("go", "build", "-o", lockstepBin, "./cmd/lockstep")
+		build.Dir = ".."
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building lockstep: %v\n%s", err, out)
+			return 1
+		}
+		return m.Run()
+	}())
+}
+
+// need skips the test when a program the example drives is missing,
+// outside CI; in CI (CI=true) it fails it, since CI installs them.
+func need(t *testing.T, pkg string, programs ...string) {
+	t.Helper()
+	for _, p := range programs {
+		if _, err := exec.LookPath(p); err == nil {
+			continue
+		}
+		msg := fmt.Sprintf("%s not found: install %s (apt-get install %s)", p, pkg, pkg)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+}
+
+// freePort is a loopback port nothing listens on right now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// run runs lockstep from the repository's root, as the examples' comments
+// tell a user to, with its records in a temporary folder.
+func run(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(lockstepBin, args...)
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "LOCKSTEP_RECORDS="+t.TempDir())
+	cmd.Env = append(cmd.Env, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	res := result{stdout: stdout.String(), stderr: stderr.String()}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		res.code = exit.ExitCode()
+	case err != nil:
+		t.Fatalf("running lockstep %s: %v", strings.Join(args, " "), err)
+	}
+	return res
+}
+
+// confirmed checks that a run of plan confirmed every step and said
+// nothing on stderr: no warning either.
+func confirmed(t *testing.T, plan string, res result) {
+	t.Helper()
+	if res.code != 0 || !regexp.MustCompile(`(?m)^confirmed: every step of `+plan+` held`).MatchString(res.stdout) {
+		t.Fatalf("exit %d, want 0 and confirmed\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	if res.stderr != "" {
+		t.Errorf("stderr, want none:\n%s", res.stderr)
+	}
+}
+
+// matrixTable checks that a --matrix run confirmed one attempt per value
+// and returns the table it printed last.
+func matrixTable(t *testing.T, plan, name string, values []string, res result) string {
+	t.Helper()
+	if res.code != 0 {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	at := strings.LastIndex(res.stdout, "\n"+plan+": ")
+	if at < 0 {
+		t.Fatalf("no table of attempts at the end of the output:\n%s", res.stdout)
+	}
+	table := res.stdout[at+1:]
+	rows := strings.Split(strings.TrimSpace(table), "\n")
+	if len(rows) != 2+len(values) {
+		t.Fatalf("table has %d lines, want a title, a header and %d rows:\n%s", len(rows), len(values), table)
+	}
+	for i, v := range values {
+		row := rows[2+i]
+		if !strings.Contains(row, "confirmed") || !strings.Contains(row, name+"="+v) {
+			t.Errorf("row %d is not %s=%s confirmed: %q", i+1, name, v, row)
+		}
+	}
+	return table
+}
+
+// TestExamplesAreClean: what users copy parses without an error or a
+// warning, and is laid out as lockstep fmt lays it out.
+func TestExamplesAreClean(t *testing.T) {
+	files, err := filepath.Glob("*/*.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no example plans found")
+	}
+	for _, path := range files {
+		t.Run(path, func(t *testing.T) {
+			p, diags := plans.ParseFile(path)
+			if len(diags) > 0 {
+				t.Fatalf("diagnostics:\n%s", diags.Error())
+			}
+			if _, diags := p.Resolve(plans.Inputs{}); diags.HasErrors() {
+				t.Fatalf("resolve with defaults: %s", diags.Error())
+			}
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := plans.Format(src); !bytes.Equal(got, src) {
+				t.Errorf("not formatted; lockstep fmt would write:\n%s", got)
+			}
+		})
+	}
+}
+
+func TestRedis(t *testing.T) {
+	need(t, "redis-server", "redis-server")
+	need(t, "redis-tools", "redis-cli", "redis-benchmark")
+	port := strconv.Itoa(freePort(t))
+	vars := []string{"-var", "port=" + port, "-var", "workdir=" + t.TempDir()}
+
+	t.Run("run", func(t *testing.T) {
+		res := run(t, nil, append([]string{"run", "examples/redis/redis.hcl"}, vars...)...)
+		confirmed(t, "redis", res)
+		for _, want := range []string{"benchmark.throughput: confirmed", "get_requests_per_s=", "launch.server: stopped"} {
+			if !strings.Contains(res.stdout, want) {
+				t.Errorf("output lacks %q:\n%s", want, res.stdout)
+			}
+		}
+	})
+
+	t.Run("matrix", func(t *testing.T) {
+		res := run(t, nil, append([]string{"run", "examples/redis/redis.hcl", "--matrix", "policy=allkeys-lru,noeviction"}, vars...)...)
+		t.Logf("the table:\n%s", matrixTable(t, "redis", "policy", []string{"allkeys-lru", "noeviction"}, res))
+	})
+
+	t.Run("port held by another program", func(t *testing.T) {
+		// A listener that is not Redis survives the SHUTDOWN: the plan
+		// must stop there and name who holds the port.
+		l, err := net.Listen("tcp", "127.0.0.1:"+port)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		res := run(t, nil, append([]string{"run", "examples/redis/redis.hcl"}, vars...)...)
+		want := fmt.Sprintf("port %s is still held by pid %d", port, os.Getpid())
+		if res.code != 1 || !strings.Contains(res.stdout, want) || !strings.Contains(res.stdout, "launch.server: skipped") {
+			t.Fatalf("exit %d, want 1 with %q and the launch skipped\nstdout:\n%s\nstderr:\n%s", res.code, want, res.stdout, res.stderr)
+		}
+	})
+
+	t.Run("policy outside the list", func(t *testing.T) {
+		res := run(t, nil, append([]string{"run", "examples/redis/redis.hcl", "-var", "policy=lru"}, vars...)...)
+		if res.code != 2 || !strings.Contains(res.stderr, "policy must be one of Redis's maxmemory-policy values") {
+			t.Fatalf("exit %d, want 2 and the validation's message\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+		}
+	})
+}
