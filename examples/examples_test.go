@@ -207,3 +207,23 @@ func TestRedis(t *testing.T) {
 		}
 	})
 }
+
+func TestNginx(t *testing.T) {
+	need(t, "nginx", "nginx")
+	vars := []string{"-var", "port=" + strconv.Itoa(freePort(t)), "-var", "workdir=" + t.TempDir()}
+
+	t.Run("run", func(t *testing.T) {
+		res := run(t, nil, append([]string{"run", "examples/nginx/nginx.hcl"}, vars...)...)
+		confirmed(t, "nginx", res)
+		for _, want := range []string{"assert.serves_this_attempt: confirmed", "benchmark.throughput: confirmed", "launch.server: stopped"} {
+			if !strings.Contains(res.stdout, want) {
+				t.Errorf("output lacks %q:\n%s", want, res.stdout)
+			}
+		}
+	})
+
+	t.Run("matrix", func(t *testing.T) {
+		res := run(t, nil, append([]string{"run", "examples/nginx/nginx.hcl", "--matrix", "workers=1,2"}, vars...)...)
+		t.Logf("the table:\n%s", matrixTable(t, "nginx", "workers", []string{"1", "2"}, res))
+	})
+}
