@@ -4,22 +4,27 @@ go 1.26.0
 
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
-	github.com/agext/levenshtein v1.2.1
+	github.com/agext/levenshtein v1.2.3
 	github.com/hashicorp/hcl/v2 v2.25.0
 	github.com/joshdk/go-junit v1.0.0
-	github.com/rogpeppe/go-internal v1.14.1
-	github.com/zclconf/go-cty v1.19.0
-	golang.org/x/sys v0.38.0
-	golang.org/x/term v0.37.0
+	github.com/kevinburke/ssh_config v1.6.0
+	github.com/rogpeppe/go-internal v1.16.0
+	github.com/skeema/knownhosts v1.3.3
+	github.com/zclconf/go-cty v1.20.0
+	golang.org/x/crypto v0.59.0
+	golang.org/x/sys v0.50.0
+	golang.org/x/term v0.48.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
 	github.com/apparentlymart/go-textseg/v15 v15.0.0 // indirect
 	github.com/apparentlymart/go-textseg/v17 v17.0.1 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
+	github.com/kr/text v0.2.0 // indirect
 	github.com/mitchellh/go-wordwrap v1.0.1 // indirect
-	golang.org/x/mod v0.29.0 // indirect
-	golang.org/x/sync v0.18.0 // indirect
-	golang.org/x/text v0.31.0 // indirect
-	golang.org/x/tools v0.38.0 // indirect
+	golang.org/x/mod v0.42.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
+	golang.org/x/text v0.44.0 // indirect
+	golang.org/x/tools v0.52.0 // indirect
 )

@@ -31,8 +31,9 @@ step "run" "build" {
 
 step "launch" "server" {
   description = "Start the demo server with the backend under trial"
-  command     = "exec .lockstep/bin/demoserver --port ${local.port} --backend ${shellquote(var.backend)}"
+  command     = "exec .lockstep/bin/demoserver --port ${local.port} --backend ${shellquote(var.backend)} --load-time 4s"
   log         = ".lockstep/quickstart-server.log"
+  grace       = "500ms"
 
   postcondition {
     condition     = strcontains(self.log, "config: backend=${var.backend}")
@@ -86,5 +87,27 @@ step "assert" "answers" {
   postcondition {
     condition     = strcontains(probe.chat.json.choices[0].message.content, "4")
     error_message = "the server answered, but not with 4"
+  }
+}
+
+step "benchmark" "throughput" {
+  description = "Measure tokens/s at a fixed concurrency; a threshold decides"
+
+  load "openai" {
+    url         = "http://127.0.0.1:${local.port}/v1/chat/completions"
+    model       = "demo"
+    concurrency = 16
+    requests    = 400
+    max_tokens  = 16
+    expect      = "[A-Za-z0-9]"
+  }
+
+  postcondition {
+    condition     = self.metrics.errors == 0 && self.metrics.answers_matching_share == 1
+    error_message = "the server failed or answered garbage under load"
+  }
+  postcondition {
+    condition     = self.metrics.output_tokens_per_s > 100
+    error_message = "throughput is below 100 output tokens/s"
   }
 }

@@ -198,12 +198,14 @@ func (r *httpRun) runOpen() {
 	interval := float64(time.Second) / r.h.Rate
 	lateAfter := max(time.Millisecond, time.Duration(interval))
 	due := make(chan time.Time, len(r.clients))
+	var outstanding atomic.Int64 // sent to the workers and not yet ended
 	var wg sync.WaitGroup
 	for i, c := range r.clients {
 		wg.Go(func() {
 			defer c.close()
 			for t := range due {
 				if r.ctx.Err() != nil {
+					outstanding.Add(-1)
 					continue // drain: the scheduler stops soon
 				}
 				measured := !t.Before(r.measureStart)
@@ -213,6 +215,7 @@ func (r *httpRun) runOpen() {
 				b0 := c.bytesRead()
 				status, err := c.do()
 				end := time.Now()
+				outstanding.Add(-1)
 				if measured && r.ctx.Err() == nil {
 					r.record(i, t, end, status, err, c.bytesRead()-b0)
 				}
@@ -235,12 +238,20 @@ func (r *httpRun) runOpen() {
 			case <-timer.C:
 			}
 		}
-		select {
-		case due <- t:
-		default:
+		// An arrival finding Concurrency requests in flight and as many
+		// waiting is dropped. A full channel alone does not mean that: on
+		// a busy machine idle workers may not have run yet, and waiting
+		// for them is right (the arrival keeps its intended time).
+		if outstanding.Load() >= int64(2*len(r.clients)) {
 			if measured {
 				r.dropped.Add(1)
 			}
+			continue
+		}
+		outstanding.Add(1)
+		select {
+		case due <- t:
+		case <-r.ctx.Done():
 		}
 	}
 	close(due)

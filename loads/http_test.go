@@ -56,11 +56,11 @@ func TestHTTPClosedRequestsAndLatency(t *testing.T) {
 	if got := srv.Requests(); got != 60 {
 		t.Errorf("server received %d requests, want 60", got)
 	}
-	within(t, m, "latency_p50_ms", 20, 35)
-	within(t, m, "latency_mean_ms", 20, 35)
+	within(t, m, "latency_p50_ms", 20, 40)
+	within(t, m, "latency_mean_ms", 20, 45)
 	within(t, m, "latency_max_ms", m["latency_p99_ms"], 1000)
-	within(t, m, "requests_per_s", 55, 100.5)
-	within(t, m, "duration_s", 0.6, 1.1)
+	within(t, m, "requests_per_s", 45, 100.5)
+	within(t, m, "duration_s", 0.6, 1.35)
 	// Each response is a status line, a few headers and 100 bytes of body.
 	within(t, m, "bytes_received", 60*(100+40), 60*(100+300))
 	if res.Notes["model"] != "closed" {
@@ -74,7 +74,7 @@ func TestHTTPDurationAndWarmup(t *testing.T) {
 	res := runHTTP(t, loads.HTTP{URL: srv.URL + "/?latency=10ms", Concurrency: 1,
 		Warmup: 300 * time.Millisecond, Duration: 400 * time.Millisecond})
 	m := res.Metrics
-	within(t, m, "duration_s", 0.4, 0.6)
+	within(t, m, "duration_s", 0.4, 0.7)
 	// About 30 warm-up requests reached the server and were not counted.
 	sent := float64(srv.Requests())
 	within(t, m, "requests", 10, sent-10)

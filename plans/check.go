@@ -3,7 +3,6 @@ package plans
 import (
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
@@ -42,18 +41,20 @@ type checker struct {
 	stepVal   cty.Value
 	selfVals  map[string]cty.Value
 	targetVal cty.Value
+	contexts  map[*Step]*hcl.EvalContext
 }
 
 func (d *decoder) check() hcl.Diagnostics {
 	c := &checker{
-		decoder: d,
-		vars:    map[string]*Variable{},
-		locals:  map[string]*Local{},
-		targets: map[string]*Target{},
-		steps:   map[string]int{},
-		funcs:   map[string]bool{},
+		decoder:  d,
+		vars:     map[string]*Variable{},
+		locals:   map[string]*Local{},
+		targets:  map[string]*Target{},
+		steps:    map[string]int{},
+		funcs:    map[string]bool{},
+		contexts: map[*Step]*hcl.EvalContext{},
 	}
-	for name := range Functions() {
+	for name := range d.funcs {
 		c.funcs[name] = true
 	}
 	for _, v := range d.plan.Variables {
@@ -102,7 +103,7 @@ func (c *checker) buildValues() {
 	for _, l := range order {
 		ctx := &hcl.EvalContext{
 			Variables: map[string]cty.Value{"var": objectOf(c.varVals), "local": objectOf(c.localVals)},
-			Functions: Functions(),
+			Functions: c.decoder.funcs,
 		}
 		if v, ds := l.Expr.Value(ctx); !ds.HasErrors() {
 			c.localVals[l.Name] = v
@@ -149,7 +150,18 @@ func outputsObject(outs []Output) cty.Value {
 	return objectOf(m)
 }
 
+// evalContext returns the typed-unknown context for expressions of step
+// (nil outside steps), built once per step.
 func (c *checker) evalContext(step *Step) *hcl.EvalContext {
+	if ctx, ok := c.contexts[step]; ok {
+		return ctx
+	}
+	ctx := c.newEvalContext(step)
+	c.contexts[step] = ctx
+	return ctx
+}
+
+func (c *checker) newEvalContext(step *Step) *hcl.EvalContext {
 	vars := map[string]cty.Value{
 		"var":    objectOf(c.varVals),
 		"local":  objectOf(c.localVals),
@@ -168,7 +180,7 @@ func (c *checker) evalContext(step *Step) *hcl.EvalContext {
 		}
 		vars["probe"] = objectOf(probes)
 	}
-	return &hcl.EvalContext{Variables: vars, Functions: Functions()}
+	return &hcl.EvalContext{Variables: vars, Functions: c.decoder.funcs}
 }
 
 // localOrder sorts locals so each comes after the locals it uses; the
@@ -243,31 +255,74 @@ func (c *checker) checkLocals() hcl.Diagnostics {
 }
 
 func (c *checker) checkTarget(t *Target) hcl.Diagnostics {
+	b := c.blockSchema("target")
 	var diags hcl.Diagnostics
-	exprs := []hcl.Expression{t.Env, t.Workdir}
-	if t.SSH != nil {
-		s := t.SSH
-		exprs = append(exprs, s.Host, s.User, s.Port, s.IdentityFile, s.KnownHosts, s.ProxyJump, s.PassphraseEnv, s.InsecureIgnoreHostKey, s.ConnectTimeout)
-	}
-	for _, e := range exprs {
-		if e != nil {
-			diags = append(diags, c.expr(e, ctxLocal, -1)...)
+	attrs := map[string]hcl.Expression{"env": t.Env, "workdir": t.Workdir}
+	for _, name := range keys(attrs) {
+		if e := attrs[name]; e != nil {
+			_, ds := c.attr(name, e, b.Attrs, ctxLocal, -1)
+			diags = append(diags, ds...)
 		}
 	}
-	if t.SSH != nil && t.SSH.ConnectTimeout != nil {
-		diags = append(diags, checkDuration(t.SSH.ConnectTimeout, "connect_timeout", true)...)
+	if t.SSH == nil {
+		return diags
+	}
+	s := t.SSH
+	ssh := map[string]hcl.Expression{
+		"host": s.Host, "user": s.User, "port": s.Port, "identity_file": s.IdentityFile,
+		"known_hosts": s.KnownHosts, "proxy_jump": s.ProxyJump, "passphrase_env": s.PassphraseEnv,
+		"insecure_ignore_host_key": s.InsecureIgnoreHostKey, "connect_timeout": s.ConnectTimeout,
+	}
+	for _, name := range keys(ssh) {
+		e := ssh[name]
+		if e == nil {
+			continue
+		}
+		v, ds := c.attr(name, e, b.Blocks[0].Attrs, ctxLocal, -1)
+		diags = append(diags, ds...)
+		if name == "connect_timeout" && !ds.HasErrors() {
+			diags = append(diags, checkDuration(e, v, name, true)...)
+		}
 	}
 	return diags
 }
 
-// expr checks an expression's references and syntax, then evaluates it
-// against typed unknowns to catch type and function errors.
-func (c *checker) expr(e hcl.Expression, ctx refContext, stepIdx int) hcl.Diagnostics {
-	_, diags := c.typed(e, ctx, stepIdx)
-	return diags
+// attr checks one attribute: its references and syntax, its evaluation
+// against typed unknowns, and that its value converts to the type the
+// schema gives it. The value is cty.NilVal when it could not be checked.
+func (c *checker) attr(name string, e hcl.Expression, schema []Attr, ctx refContext, stepIdx int) (cty.Value, hcl.Diagnostics) {
+	v, diags := c.typed(e, ctx, stepIdx)
+	if v == cty.NilVal || diags.HasErrors() {
+		return v, diags
+	}
+	var want cty.Type
+	for _, a := range schema {
+		if a.Name == name {
+			want = a.Type
+		}
+	}
+	if want == cty.NilType || want == cty.DynamicPseudoType || v.Type() == cty.DynamicPseudoType {
+		return v, diags
+	}
+	if _, err := convert.Convert(v, want); err != nil {
+		got := v.Type().FriendlyName()
+		if v.IsKnown() && !v.IsNull() && v.Type().IsPrimitiveType() {
+			got = showValue(v)
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Incorrect attribute value type",
+			Detail:   fmt.Sprintf("%s must be a %s, not %s.", name, want.FriendlyName(), got),
+			Subject:  e.Range().Ptr(),
+		})
+		return cty.NilVal, diags
+	}
+	return v, diags
 }
 
-// typed is expr that also returns the value (cty.NilVal when unchecked).
+// typed checks an expression's references and syntax, then evaluates it
+// against typed unknowns to catch type and function errors; the value is
+// cty.NilVal when it was not evaluated.
 func (c *checker) typed(e hcl.Expression, ctx refContext, stepIdx int) (cty.Value, hcl.Diagnostics) {
 	diags := c.refs(e, ctx, stepIdx)
 	diags = append(diags, c.syntax(e)...)
@@ -280,203 +335,6 @@ func (c *checker) typed(e hcl.Expression, ctx refContext, stepIdx int) (cty.Valu
 	}
 	v, ds := e.Value(c.evalContext(step))
 	return v, append(diags, ds...)
-}
-
-// refs checks every reference in e against what ctx allows.
-func (c *checker) refs(e hcl.Expression, ctx refContext, stepIdx int) hcl.Diagnostics {
-	var diags hcl.Diagnostics
-	for _, tr := range e.Variables() {
-		if d := c.ref(tr, ctx, stepIdx); d != nil {
-			diags = append(diags, d)
-		}
-	}
-	return diags
-}
-
-func attrAt(tr hcl.Traversal, i int) (string, bool) {
-	if len(tr) <= i {
-		return "", false
-	}
-	a, ok := tr[i].(hcl.TraverseAttr)
-	return a.Name, ok
-}
-
-func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagnostic {
-	root := tr.RootName()
-	rng := tr.SourceRange()
-	errd := func(summary, detail string) *hcl.Diagnostic {
-		return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: rng.Ptr()}
-	}
-	var step *Step
-	if stepIdx >= 0 {
-		step = c.plan.Steps[stepIdx]
-	}
-	switch root {
-	case "var":
-		name, ok := attrAt(tr, 1)
-		if !ok {
-			return errd("Invalid reference", "Write var.NAME to refer to a variable.")
-		}
-		if c.vars[name] == nil {
-			return errd("Reference to undeclared input variable",
-				fmt.Sprintf("There is no variable named %q.%s Declare it with a variable %q block, or fix the name.", name, didYouMean(name, keys(c.vars)), name))
-		}
-	case "local":
-		name, ok := attrAt(tr, 1)
-		if !ok {
-			return errd("Invalid reference", "Write local.NAME to refer to a local value.")
-		}
-		if ctx == ctxValidation {
-			return errd("Invalid reference in validation", "A validation checks the variable's value alone: it can refer to var.NAME, not to locals.")
-		}
-		if c.locals[name] == nil {
-			return errd("Reference to undeclared local value",
-				fmt.Sprintf("There is no local named %q.%s Define it in a locals block, or fix the name.", name, didYouMean(name, keys(c.locals))))
-		}
-	case "target":
-		name, ok := attrAt(tr, 1)
-		if !ok {
-			return errd("Invalid reference", "Write target.NAME to refer to a target.")
-		}
-		if ctx < ctxAction {
-			return errd("Invalid reference", "target.NAME can be used in steps only.")
-		}
-		if c.targets[name] == nil {
-			return errd("Reference to undeclared target",
-				fmt.Sprintf("There is no target named %q.%s Declare it with a target %q block, or fix the name.", name, didYouMean(name, keys(c.targets)), name))
-		}
-	case "step":
-		if ctx < ctxAction {
-			return errd("Invalid reference", "step outputs exist only while the plan runs; variables, locals and targets cannot use them.")
-		}
-		kind, ok1 := attrAt(tr, 1)
-		name, ok2 := attrAt(tr, 2)
-		if !ok1 || !ok2 {
-			return errd("Invalid reference", "Write step.KIND.NAME.ATTR to refer to an earlier step's outputs, e.g. step.run.build.stdout.")
-		}
-		k := c.lang.StepKind(kind)
-		if k == nil {
-			return errd("Invalid reference", fmt.Sprintf("There is no step kind %q.%s Write step.KIND.NAME.ATTR.", kind, didYouMean(kind, c.stepKindNames())))
-		}
-		addr := kind + "." + name
-		idx, ok := c.steps[addr]
-		if !ok {
-			var same []string
-			for _, s := range c.plan.Steps {
-				if s.Kind == kind {
-					same = append(same, s.Name)
-				}
-			}
-			return errd("Reference to undeclared step",
-				fmt.Sprintf("There is no %s step named %q.%s", kind, name, didYouMean(name, same)))
-		}
-		if idx == stepIdx {
-			return errd("Reference to this step through step",
-				fmt.Sprintf("step.%s is the step being checked. Refer to its own outputs with self.ATTR.", addr))
-		}
-		if idx > stepIdx {
-			return errd("Reference to a later step",
-				fmt.Sprintf("step.%s is declared at %s, after this step; steps run in file order, so its outputs do not exist yet. Move that step before this one.", addr, where(c.plan.Steps[idx].DeclRange)))
-		}
-		if attr, ok := attrAt(tr, 3); ok && k.Output(attr) == nil {
-			return errd("Unsupported attribute", c.outputsDetail(article(kind)+" "+kind+" step", attr, k.Self))
-		}
-	case "self":
-		if step == nil {
-			return errd("Invalid reference", "self is a step's own observed state; use it inside a step.")
-		}
-		k := c.lang.StepKind(step.Kind)
-		if k == nil {
-			return nil // the unknown kind is reported already
-		}
-		if len(k.Self) == 0 {
-			return errd("Invalid reference",
-				fmt.Sprintf("%s %s step takes no action, so it has no self outputs. Observe state with a probe block and refer to probe.NAME.ATTR.", article(step.Kind), step.Kind))
-		}
-		attr, ok := attrAt(tr, 1)
-		if !ok {
-			return errd("Invalid reference", "Write self.ATTR, e.g. self.exit_code.")
-		}
-		if ctx < ctxProbe {
-			return errd("Invalid reference",
-				fmt.Sprintf("self.%s is this step's observed state, known only after its action ran. Use self in postcondition, abort_if, progress or a probe.", attr))
-		}
-		if k.Output(attr) == nil {
-			return errd("Unsupported attribute", c.outputsDetail(article(step.Kind)+" "+step.Kind+" step", attr, k.Self))
-		}
-		if attr == "metrics" && len(step.Metrics) > 0 {
-			if m, ok := attrAt(tr, 2); ok && !hasMetric(step, m) {
-				var names []string
-				for _, mm := range step.Metrics {
-					names = append(names, mm.Name)
-				}
-				return errd("Reference to undeclared metric",
-					fmt.Sprintf("This step declares no metric %q.%s Its metrics are %s.", m, didYouMean(m, names), strings.Join(names, ", ")))
-			}
-		}
-	case "probe":
-		name, ok := attrAt(tr, 1)
-		if !ok {
-			return errd("Invalid reference", "Write probe.NAME.ATTR, e.g. probe.health.status.")
-		}
-		if ctx != ctxCheck {
-			where := "here"
-			if step == nil {
-				where = "outside a step"
-			}
-			return errd("Invalid reference",
-				fmt.Sprintf("probe.%s cannot be used %s: probes are observed while the step checks its conditions. Use them in postcondition, abort_if or progress.", name, where))
-		}
-		var probe *Probe
-		var names []string
-		for _, p := range step.Probes {
-			names = append(names, p.Name)
-			if p.Name == name {
-				probe = p
-			}
-		}
-		if probe == nil {
-			return errd("Reference to undeclared probe",
-				fmt.Sprintf("This step has no probe named %q.%s Add a probe \"KIND\" %q block to this step; probes belong to the step that uses them.", name, didYouMean(name, names), name))
-		}
-		k := c.lang.ProbeKind(probe.Kind)
-		if k == nil {
-			return nil
-		}
-		if attr, ok := attrAt(tr, 2); ok && k.Output(attr) == nil {
-			return errd("Unsupported attribute", c.outputsDetail(article(probe.Kind)+" "+probe.Kind+" probe", attr, k.Outputs))
-		}
-	default:
-		return errd("Unknown variable",
-			fmt.Sprintf("There is no variable named %q.%s References start with var., local., step., probe., self. or target.", root, didYouMean(root, refRoots)))
-	}
-	return nil
-}
-
-func hasMetric(s *Step, name string) bool {
-	for _, m := range s.Metrics {
-		if m.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-func (c *checker) outputsDetail(what, attr string, outs []Output) string {
-	var names []string
-	for _, o := range outs {
-		names = append(names, o.Name)
-	}
-	return fmt.Sprintf("%s has no output %q.%s Its outputs are %s.", what, attr, didYouMean(attr, names), strings.Join(names, ", "))
-}
-
-func keys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // syntax checks what only the syntax tree shows: calls to unknown
@@ -503,7 +361,7 @@ func (c *checker) syntax(e hcl.Expression) hcl.Diagnostics {
 		}
 		if (call.Name == "regex" || call.Name == "regexall") && len(call.Args) > 0 {
 			if pat, ok := literalString(call.Args[0]); ok {
-				diags = append(diags, checkRegex(pat, call.Args[0].Range())...)
+				diags = append(diags, c.checkRegex(pat, call.Args[0].Range())...)
 			}
 		}
 		return nil
@@ -524,8 +382,15 @@ func literalString(e hcl.Expression) (string, bool) {
 	return v.AsString(), true
 }
 
-func checkRegex(pat string, rng hcl.Range) hcl.Diagnostics {
-	if _, err := regexp.Compile(pat); err != nil {
+// checkRegex compiles a literal pattern, once per distinct pattern: a
+// long plan repeats the same few.
+func (d *decoder) checkRegex(pat string, rng hcl.Range) hcl.Diagnostics {
+	err, seen := d.regexErrs[pat]
+	if !seen {
+		_, err = regexp.Compile(pat)
+		d.regexErrs[pat] = err
+	}
+	if err != nil {
 		return hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid regular expression",
@@ -536,18 +401,14 @@ func checkRegex(pat string, rng hcl.Range) hcl.Diagnostics {
 	return nil
 }
 
-// checkDuration checks a duration written as a constant; one computed from
-// variables is checked when it is evaluated.
-func checkDuration(e hcl.Expression, name string, positive bool) hcl.Diagnostics {
-	if len(e.Variables()) > 0 {
+// checkDuration checks a duration whose value is known before the run (a
+// constant, or made from constant locals); one computed from variables or
+// steps is checked when it is evaluated.
+func checkDuration(e hcl.Expression, v cty.Value, name string, positive bool) hcl.Diagnostics {
+	if v == cty.NilVal || !v.IsWhollyKnown() {
 		return nil
 	}
-	v, diags := e.Value(&hcl.EvalContext{Functions: Functions()})
-	if diags.HasErrors() {
-		return nil // reported by the evaluation against typed unknowns
-	}
-	_, err := durationOf(v, name, positive)
-	if err != nil {
+	if _, err := durationOf(v, name, positive); err != nil {
 		return hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid duration",
@@ -623,19 +484,25 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 			Subject:  s.targetExpr.Range().Ptr(),
 		})
 	}
-	for _, e := range []hcl.Expression{s.Log, s.Env, s.Workdir, s.Timeout, s.Interval, s.Grace} {
-		if e != nil {
-			diags = append(diags, c.expr(e, ctxAction, i)...)
+	schema := c.lang.Step.Attrs
+	if kind != nil {
+		schema = append(append([]Attr(nil), schema...), kind.Attrs...)
+	}
+	for _, a := range []struct {
+		name string
+		e    hcl.Expression
+	}{{"log", s.Log}, {"env", s.Env}, {"workdir", s.Workdir}, {"timeout", s.Timeout}, {"interval", s.Interval}, {"grace", s.Grace}} {
+		if a.e == nil {
+			continue
 		}
-	}
-	if s.Timeout != nil {
-		diags = append(diags, checkDuration(s.Timeout, "timeout", true)...)
-	}
-	if s.Interval != nil {
-		diags = append(diags, checkDuration(s.Interval, "interval", true)...)
-	}
-	if s.Grace != nil {
-		diags = append(diags, checkDuration(s.Grace, "grace", false)...)
+		v, ds := c.attr(a.name, a.e, schema, ctxAction, i)
+		diags = append(diags, ds...)
+		switch a.name {
+		case "timeout", "interval", "grace":
+			if !ds.HasErrors() {
+				diags = append(diags, checkDuration(a.e, v, a.name, a.name != "grace")...)
+			}
+		}
 	}
 	if s.Command != nil {
 		diags = append(diags, c.command(s.Command, ctxAction, i)...)
@@ -662,12 +529,17 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 		diags = append(diags, c.condition(cond, ctxCheck, i, "abort_if")...)
 	}
 	if s.Load != nil {
-		for _, name := range sortedKeys(s.Load.Attrs) {
+		var loadAttrs []Attr
+		if k := c.lang.LoadKind(s.Load.Kind); k != nil {
+			loadAttrs = k.Attrs
+		}
+		for _, name := range keys(s.Load.Attrs) {
 			e := s.Load.Attrs[name]
-			diags = append(diags, c.expr(e, ctxAction, i)...)
+			_, ds := c.attr(name, e, loadAttrs, ctxAction, i)
+			diags = append(diags, ds...)
 			if name == "expect" {
 				if pat, ok := literalString(e); ok {
-					diags = append(diags, checkRegex(pat, e.Range())...)
+					diags = append(diags, c.checkRegex(pat, e.Range())...)
 				}
 			}
 		}
@@ -680,11 +552,11 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 	}
 	switch s.Kind {
 	case "run", "launch":
-		if s.Command == nil {
+		if s.Command == nil && !s.misspelled["command"] {
 			missing("Missing command", fmt.Sprintf("%s %s step needs command = \"...\", the shell command it %s.", article(s.Kind), s.Kind, map[string]string{"run": "runs to completion", "launch": "starts"}[s.Kind]), s.DeclRange)
 		}
 	case "wait", "assert":
-		if s.postBlocks == 0 {
+		if s.postBlocks == 0 && !s.misspelled["postcondition"] {
 			what := "A wait polls until its postconditions hold; without one it has nothing to wait for."
 			if s.Kind == "assert" {
 				what = "An assert checks its postconditions; without one it asserts nothing."
@@ -693,7 +565,7 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 		}
 	case "benchmark":
 		switch {
-		case s.Load == nil && s.Command == nil:
+		case s.Load == nil && s.Command == nil && !s.misspelled["load"] && !s.misspelled["command"]:
 			missing("Missing load or command", `A benchmark needs a load "http" or load "openai" block, or command = "..." with metric blocks that read its output.`, s.DeclRange)
 		case s.Load != nil && s.Command != nil:
 			missing("Conflicting load and command", "A benchmark runs either a load block or a command, not both. Split them into two benchmark steps.", s.Load.DeclRange)
@@ -722,24 +594,27 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 	return diags
 }
 
-func sortedKeys[V any](m map[string]V) []string { return keys(m) }
-
 func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	for _, name := range sortedKeys(p.Attrs) {
+	for _, name := range keys(p.Attrs) {
 		e := p.Attrs[name]
 		if p.Kind == "exec" && name == "command" {
 			diags = append(diags, c.command(e, ctxProbe, i)...)
 			continue
 		}
-		diags = append(diags, c.expr(e, ctxProbe, i)...)
+		var schema []Attr
+		if k := c.lang.ProbeKind(p.Kind); k != nil {
+			schema = k.Attrs
+		}
+		v, ds := c.attr(name, e, schema, ctxProbe, i)
+		diags = append(diags, ds...)
 		switch {
 		case p.Kind == "process" && name == "match":
 			if pat, ok := literalString(e); ok {
-				diags = append(diags, checkRegex(pat, e.Range())...)
+				diags = append(diags, c.checkRegex(pat, e.Range())...)
 			}
-		case p.Kind == "http" && name == "timeout":
-			diags = append(diags, checkDuration(e, "timeout", true)...)
+		case p.Kind == "http" && name == "timeout" && !ds.HasErrors():
+			diags = append(diags, checkDuration(e, v, "timeout", true)...)
 		}
 	}
 	if p.stepExpr != nil && strings.HasPrefix(p.Step, "launch.") {
@@ -750,166 +625,4 @@ func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {
 		}
 	}
 	return diags
-}
-
-// command checks a shell command: the common checks, and a warning for
-// each variable or local put into it without shellquote.
-func (c *checker) command(e hcl.Expression, ctx refContext, i int) hcl.Diagnostics {
-	v, diags := c.typed(e, ctx, i)
-	if v != cty.NilVal && !diags.HasErrors() {
-		if _, err := convert.Convert(v, cty.String); err != nil {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Command is not a string",
-				Detail:   fmt.Sprintf("command is a %s; it must be one shell command line. Join the words, quoting each with shellquote().", v.Type().FriendlyName()),
-				Subject:  e.Range().Ptr(),
-			})
-		}
-	}
-	if diags.HasErrors() {
-		return diags
-	}
-	var parts []hclsyntax.Expression
-	switch t := e.(type) {
-	case *hclsyntax.TemplateExpr:
-		parts = t.Parts
-	case *hclsyntax.TemplateWrapExpr:
-		parts = []hclsyntax.Expression{t.Wrapped}
-	default:
-		return diags
-	}
-	for _, part := range parts {
-		if c.shellClean(part, nil, map[string]bool{}) {
-			continue
-		}
-		var names []string
-		for _, tr := range part.Variables() {
-			if r := tr.RootName(); r == "var" || r == "local" {
-				if n, ok := attrAt(tr, 1); ok {
-					names = append(names, r+"."+n)
-				}
-			}
-		}
-		if len(names) == 0 {
-			continue
-		}
-		diags = append(diags, &hcl.Diagnostic{
-			Severity: hcl.DiagWarning,
-			Summary:  "Unquoted value in a command",
-			Detail: fmt.Sprintf("%s goes into the shell command as written: a space, quote or ; in its value changes the command. Write ${shellquote(%s)}.",
-				names[0], strings.TrimSpace(string(partSource(c.src, part)))),
-			Subject: part.Range().Ptr(),
-		})
-	}
-	return diags
-}
-
-// shellClean tells whether the value of e can only carry a variable's or
-// a local's text into a command through shellquote: quoted, or a number
-// or bool, or a known harmless string, or built only from such parts.
-// tainted holds for-expression names bound to unquoted values; seen guards
-// against cycles through locals.
-func (c *checker) shellClean(e hclsyntax.Expression, tainted map[string]bool, seen map[string]bool) bool {
-	switch e := e.(type) {
-	case *hclsyntax.LiteralValueExpr:
-		return true
-	case *hclsyntax.FunctionCallExpr:
-		if e.Name == "shellquote" {
-			return true
-		}
-		for _, a := range e.Args {
-			if !c.shellClean(a, tainted, seen) {
-				return false
-			}
-		}
-		return true
-	case *hclsyntax.ScopeTraversalExpr:
-		root := e.Traversal.RootName()
-		name, _ := attrAt(e.Traversal, 1)
-		switch root {
-		case "var":
-			if v := c.vars[name]; v != nil {
-				return v.Type == cty.Number || v.Type == cty.Bool
-			}
-			return true
-		case "local":
-			if shellSafe(c.localVals[name]) {
-				return true
-			}
-			l := c.locals[name]
-			if l == nil || seen[name] {
-				return l == nil
-			}
-			seen[name] = true
-			defer delete(seen, name)
-			le, ok := l.Expr.(hclsyntax.Expression)
-			return ok && c.shellClean(le, nil, seen)
-		}
-		return !tainted[root]
-	case *hclsyntax.TemplateExpr:
-		for _, p := range e.Parts {
-			if !c.shellClean(p, tainted, seen) {
-				return false
-			}
-		}
-		return true
-	case *hclsyntax.TemplateWrapExpr:
-		return c.shellClean(e.Wrapped, tainted, seen)
-	case *hclsyntax.ParenthesesExpr:
-		return c.shellClean(e.Expression, tainted, seen)
-	case *hclsyntax.ConditionalExpr:
-		return c.shellClean(e.TrueResult, tainted, seen) && c.shellClean(e.FalseResult, tainted, seen)
-	case *hclsyntax.BinaryOpExpr, *hclsyntax.UnaryOpExpr:
-		return true // numbers and bools
-	case *hclsyntax.TupleConsExpr:
-		for _, x := range e.Exprs {
-			if !c.shellClean(x, tainted, seen) {
-				return false
-			}
-		}
-		return true
-	case *hclsyntax.ForExpr:
-		inner := map[string]bool{}
-		for k, v := range tainted {
-			inner[k] = v
-		}
-		dirty := !c.shellClean(e.CollExpr, tainted, seen)
-		if e.KeyVar != "" {
-			inner[e.KeyVar] = dirty
-		}
-		inner[e.ValVar] = dirty
-		return c.shellClean(e.ValExpr, inner, seen) && (e.KeyExpr == nil || c.shellClean(e.KeyExpr, inner, seen))
-	case *hclsyntax.IndexExpr:
-		return c.shellClean(e.Collection, tainted, seen)
-	case *hclsyntax.RelativeTraversalExpr:
-		return c.shellClean(e.Source, tainted, seen)
-	}
-	for _, tr := range e.Variables() {
-		if r := tr.RootName(); r == "var" || r == "local" || tainted[r] {
-			return false
-		}
-	}
-	return true
-}
-
-func partSource(src []byte, e hcl.Expression) []byte {
-	r := e.Range()
-	if r.Start.Byte < 0 || r.End.Byte > len(src) || r.Start.Byte > r.End.Byte {
-		return nil
-	}
-	return src[r.Start.Byte:r.End.Byte]
-}
-
-var shellSafeString = regexp.MustCompile(`^[A-Za-z0-9_./:=@%+,-]+$`)
-
-// shellSafe tells whether a value needs no quoting whatever it turns out
-// to be: numbers and bools, or a known string of harmless characters.
-func shellSafe(v cty.Value) bool {
-	switch v.Type() {
-	case cty.Number, cty.Bool:
-		return true
-	case cty.String:
-		return v.IsKnown() && !v.IsNull() && shellSafeString.MatchString(v.AsString())
-	}
-	return false
 }

@@ -81,7 +81,7 @@ func (e *explain) run() {
 
 func (e *explain) step(n int, s *Step) {
 	kind := e.lang.StepKind(s.Kind)
-	e.w.step(n, s.Addr(), s.Kind, s.Target, s.Description)
+	e.w.step(n, s.Addr(), s.Kind, e.targetText(s.Target), s.Description)
 	if kind == nil {
 		return
 	}
@@ -131,7 +131,15 @@ func (e *explain) step(n int, s *Step) {
 	}
 
 	var moves []item
-	for _, c := range kind.Confirms {
+	confirms := kind.Confirms
+	if s.Kind == "benchmark" {
+		// Say which of the two a benchmark does.
+		confirms = []string{"the command exits with status 0"}
+		if s.Load != nil {
+			confirms = []string{"the load completes"}
+		}
+	}
+	for _, c := range confirms {
 		if strings.Contains(c, "grace") {
 			c += ": " + e.durationText(s.Grace, "2s")
 		}
@@ -168,6 +176,30 @@ func (e *explain) step(n int, s *Step) {
 	if s.Keep {
 		e.w.field("Keeps", "what it launched running after the plan ends")
 	}
+}
+
+// targetText names a target and, for an SSH one, where it connects:
+// "gpu (ssh root@gpu-node-1)".
+func (e *explain) targetText(name string) string {
+	t := e.plan.Target(name)
+	if t == nil || t.SSH == nil || t.SSH.Host == nil {
+		return name
+	}
+	host := e.plainText(t.SSH.Host)
+	if t.SSH.User != nil {
+		host = e.plainText(t.SSH.User) + "@" + host
+	}
+	return name + " (ssh " + host + ")"
+}
+
+// plainText is an expression's value when known before the run, else its
+// source.
+func (e *explain) plainText(expr hcl.Expression) string {
+	written, resolved := e.texts(expr)
+	if resolved != "" {
+		return resolved
+	}
+	return written
 }
 
 func (e *explain) probe(pr *Probe) {
@@ -276,27 +308,15 @@ func (e *explain) texts(expr hcl.Expression) (written, resolved string) {
 	return written, e.resolve(expr)
 }
 
-// dedent removes from the second and later lines of s the indentation
-// they share, so that source cut out of a block reads at its own level.
-func dedent(s string) string {
+// dedent removes from the second and later lines of s the indentation of
+// the line s starts on, so source cut out of a block reads at its own
+// level.
+func dedent(s string, indent int) string {
 	lines := strings.Split(s, "\n")
-	if len(lines) < 2 {
-		return s
-	}
-	common := -1
-	for _, l := range lines[1:] {
-		if strings.TrimSpace(l) == "" {
-			continue
-		}
-		n := len(l) - len(strings.TrimLeft(l, " \t"))
-		if common < 0 || n < common {
-			common = n
-		}
-	}
 	for i := 1; i < len(lines); i++ {
-		if len(lines[i]) >= common && common > 0 {
-			lines[i] = "  " + lines[i][common:]
-		}
+		l := lines[i]
+		n := len(l) - len(strings.TrimLeft(l, " \t"))
+		lines[i] = l[min(n, indent):]
 	}
 	return strings.Join(lines, "\n")
 }
@@ -323,11 +343,42 @@ func (e *explain) source(expr hcl.Expression) string {
 	if r.Filename != e.plan.Filename || r.Start.Byte < 0 || r.End.Byte > len(src) || r.Start.Byte > r.End.Byte {
 		return ""
 	}
-	text := dedent(string(src[r.Start.Byte:r.End.Byte]))
-	if _, ok := expr.(*hclsyntax.TemplateExpr); ok && len(text) >= 2 && text[0] == '"' && text[len(text)-1] == '"' {
-		text = text[1 : len(text)-1]
+	lineStart := strings.LastIndexByte(string(src[:r.Start.Byte]), '\n') + 1
+	line := string(src[lineStart:r.Start.Byte])
+	indent := len(line) - len(strings.TrimLeft(line, " \t"))
+	text := dedent(string(src[r.Start.Byte:r.End.Byte]), indent)
+	if _, ok := expr.(*hclsyntax.TemplateExpr); ok {
+		switch {
+		case strings.HasPrefix(text, "<<"):
+			text = heredocBody(text)
+		case len(text) >= 2 && text[0] == '"' && text[len(text)-1] == '"':
+			text = text[1 : len(text)-1]
+		}
 	}
 	return text
+}
+
+// heredocBody returns a heredoc's lines without its markers and without
+// the indentation they share.
+func heredocBody(text string) string {
+	lines := strings.Split(text, "\n")
+	if len(lines) < 3 {
+		return text
+	}
+	lines = lines[1 : len(lines)-1]
+	common := -1
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		if n := len(l) - len(strings.TrimLeft(l, " \t")); common < 0 || n < common {
+			common = n
+		}
+	}
+	for i, l := range lines {
+		lines[i] = l[min(max(common, 0), len(l)):]
+	}
+	return strings.Join(lines, "\n")
 }
 
 // resolve evaluates expr against the Scope; "" when it depends on the run

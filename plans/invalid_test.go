@@ -26,20 +26,35 @@ func TestInvalidPlans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// JSON has no comments: a JSON plan's header is in FILE.want beside it.
+	jsonFiles, err := filepath.Glob("testdata/invalid/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, jsonFiles...)
 	if len(files) < 40 {
 		t.Fatalf("only %d invalid plans; the corpus should cover every error kind", len(files))
 	}
 	for _, path := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".hcl"), func(t *testing.T) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
 			src, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if *update {
+			header := src
+			if strings.HasSuffix(path, ".json") {
+				if *update {
+					writeJSONWants(t, path, src)
+				}
+				if header, err = os.ReadFile(path + ".want"); err != nil {
+					t.Fatal(err)
+				}
+			} else if *update {
 				src = rewriteWants(t, path, src)
+				header = src
 			}
 			var want, details []string
-			for _, line := range strings.Split(string(src), "\n") {
+			for _, line := range strings.Split(string(header), "\n") {
 				switch {
 				case strings.HasPrefix(line, "# want: "):
 					want = append(want, "error "+strings.TrimPrefix(line, "# want: "))
@@ -125,4 +140,29 @@ func rewriteWants(t *testing.T, path string, src []byte) []byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// writeJSONWants writes the want and warn lines of a JSON plan to its
+// .want file, keeping detail lines.
+func writeJSONWants(t *testing.T, path string, src []byte) {
+	var lines []string
+	_, diags := plans.Parse(path, src)
+	for _, d := range describe(diags) {
+		sev, rest, _ := strings.Cut(d, " ")
+		tag := "# want: "
+		if sev == "warning" {
+			tag = "# warn: "
+		}
+		lines = append(lines, tag+rest)
+	}
+	if old, err := os.ReadFile(path + ".want"); err == nil {
+		for _, l := range strings.Split(string(old), "\n") {
+			if strings.HasPrefix(l, "# detail: ") {
+				lines = append(lines, l)
+			}
+		}
+	}
+	if err := os.WriteFile(path+".want", []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

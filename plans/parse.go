@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/hashicorp/hcl/v2/json"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
+	"github.com/zclconf/go-cty/cty/function"
 )
 
 // ParseFile reads and parses the plan at path; see Parse.
@@ -57,7 +59,7 @@ func Parse(filename string, src []byte) (*Plan, hcl.Diagnostics) {
 		sortDiagnostics(diags)
 		return p, diags
 	}
-	d := &decoder{lang: Language(), plan: p, src: src}
+	d := &decoder{lang: Language(), plan: p, src: src, funcs: Functions(), regexErrs: map[string]error{}}
 	diags = append(diags, d.decode(file.Body)...)
 	diags = append(diags, d.check()...)
 	sortDiagnostics(diags)
@@ -85,9 +87,12 @@ func where(r hcl.Range) string {
 }
 
 type decoder struct {
-	lang *Schema
-	plan *Plan
-	src  []byte
+	lang  *Schema
+	plan  *Plan
+	src   []byte
+	funcs map[string]function.Function // built once: every check evaluates with them
+
+	regexErrs map[string]error // pattern -> its compile error, so each compiles once
 
 	planRange   *hcl.Range
 	stepProbes  map[*Step]map[string]*Probe
@@ -238,14 +243,14 @@ func (d *decoder) decodePlan(block *hcl.Block, diags hcl.Diagnostics) (string, h
 	diags = append(diags, ds...)
 	var desc string
 	if a, ok := content.Attributes["description"]; ok {
-		desc, ds = constString(a)
+		desc, ds = d.constString(a)
 		diags = append(diags, ds...)
 	}
 	return desc, diags
 }
 
 // constValue evaluates an attribute that must not refer to anything.
-func constValue(a *hcl.Attribute, want cty.Type, hint string) (cty.Value, hcl.Diagnostics) {
+func (d *decoder) constValue(a *hcl.Attribute, want cty.Type, hint string) (cty.Value, hcl.Diagnostics) {
 	if len(a.Expr.Variables()) > 0 {
 		return cty.NilVal, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
@@ -254,7 +259,7 @@ func constValue(a *hcl.Attribute, want cty.Type, hint string) (cty.Value, hcl.Di
 			Subject:  a.Expr.Range().Ptr(),
 		}}
 	}
-	v, diags := a.Expr.Value(&hcl.EvalContext{Functions: Functions()})
+	v, diags := a.Expr.Value(&hcl.EvalContext{Functions: d.funcs})
 	if diags.HasErrors() {
 		return cty.NilVal, diags
 	}
@@ -273,16 +278,16 @@ func constValue(a *hcl.Attribute, want cty.Type, hint string) (cty.Value, hcl.Di
 	return cv, nil
 }
 
-func constString(a *hcl.Attribute) (string, hcl.Diagnostics) {
-	v, diags := constValue(a, cty.String, "Write a quoted string.")
+func (d *decoder) constString(a *hcl.Attribute) (string, hcl.Diagnostics) {
+	v, diags := d.constValue(a, cty.String, "Write a quoted string.")
 	if v == cty.NilVal {
 		return "", diags
 	}
 	return v.AsString(), diags
 }
 
-func constBool(a *hcl.Attribute) (bool, hcl.Diagnostics) {
-	v, diags := constValue(a, cty.Bool, "Write true or false.")
+func (d *decoder) constBool(a *hcl.Attribute) (bool, hcl.Diagnostics) {
+	v, diags := d.constValue(a, cty.Bool, "Write true or false.")
 	if v == cty.NilVal {
 		return false, diags
 	}
@@ -300,7 +305,7 @@ func (d *decoder) decodeVariable(block *hcl.Block) (*Variable, hcl.Diagnostics) 
 		if strings.HasSuffix(a.Range.Filename, ".json") {
 			// JSON has no type keywords: the type is written as a string
 			// holding the native expression, as Terraform reads it.
-			if s, ds := constString(a); !ds.HasErrors() {
+			if s, ds := d.constString(a); !ds.HasErrors() {
 				e, ds := hclsyntax.ParseExpression([]byte(s), a.Range.Filename, a.Expr.Range().Start)
 				diags = append(diags, ds...)
 				expr = e
@@ -313,15 +318,15 @@ func (d *decoder) decodeVariable(block *hcl.Block) (*Variable, hcl.Diagnostics) 
 		}
 	}
 	if a, ok := content.Attributes["description"]; ok {
-		v.Description, ds = constString(a)
+		v.Description, ds = d.constString(a)
 		diags = append(diags, ds...)
 	}
 	if a, ok := content.Attributes["sensitive"]; ok {
-		v.Sensitive, ds = constBool(a)
+		v.Sensitive, ds = d.constBool(a)
 		diags = append(diags, ds...)
 	}
 	if a, ok := content.Attributes["default"]; ok {
-		val, ds := constValue(a, cty.DynamicPseudoType, "Write a literal value.")
+		val, ds := d.constValue(a, cty.DynamicPseudoType, "Write a literal value.")
 		diags = append(diags, ds...)
 		if val != cty.NilVal {
 			cv, err := convert.Convert(val, v.Type)
@@ -497,8 +502,10 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 			Subject:  block.LabelRanges[0].Ptr(),
 		})
 	}
-	content, ds := block.Body.Content(d.stepSchema())
+	schema := d.stepSchema()
+	content, ds := block.Body.Content(schema)
 	diags = append(diags, ds...)
+	s.misspelled = misspellings(block.Body, schema)
 
 	if kind != nil {
 		own := map[string]bool{}
@@ -555,19 +562,19 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 		diags = append(diags, ds...)
 	}
 	if a, ok := attrs["description"]; ok {
-		s.Description, ds = constString(a)
+		s.Description, ds = d.constString(a)
 		diags = append(diags, ds...)
 	}
 	if a, ok := attrs["always"]; ok {
-		s.Always, ds = constBool(a)
+		s.Always, ds = d.constBool(a)
 		diags = append(diags, ds...)
 	}
 	if a, ok := attrs["keep"]; ok {
-		s.Keep, ds = constBool(a)
+		s.Keep, ds = d.constBool(a)
 		diags = append(diags, ds...)
 	}
 	if a, ok := attrs["repeat"]; ok {
-		v, ds := constValue(a, cty.Number, "Write a whole number such as 3.")
+		v, ds := d.constValue(a, cty.Number, "Write a whole number such as 3.")
 		diags = append(diags, ds...)
 		if v != cty.NilVal {
 			bf := v.AsBigFloat()
@@ -719,8 +726,47 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 		})
 		return p, diags
 	}
-	content, ds := block.Body.Content(schemaFor(kind.Attrs, nil))
+	// Decoded with every probe's attributes, so that one belonging to
+	// another kind is reported with the kind it belongs to.
+	var all []Attr
+	own := map[string]bool{}
+	for _, k := range d.lang.Probes {
+		for _, a := range k.Attrs {
+			if !slices.ContainsFunc(all, func(b Attr) bool { return b.Name == a.Name }) {
+				all = append(all, a)
+			}
+		}
+	}
+	for _, a := range kind.Attrs {
+		own[a.Name] = true
+	}
+	probeSchema := schemaFor(all, nil)
+	content, ds := block.Body.Content(probeSchema)
 	diags = append(diags, ds...)
+	misspelled := misspellings(block.Body, probeSchema)
+	for _, a := range sortedAttrs(content.Attributes) {
+		if own[a.Name] {
+			continue
+		}
+		var kinds []string
+		for _, k := range d.lang.Probes {
+			if slices.ContainsFunc(k.Attrs, func(b Attr) bool { return b.Name == a.Name }) {
+				kinds = append(kinds, k.Name)
+			}
+		}
+		var names []string
+		for _, b := range kind.Attrs {
+			names = append(names, b.Name)
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Unsupported argument",
+			Detail: fmt.Sprintf("%s %s probe has no argument %q; %s belongs to %s probes.%s Its arguments are %s.",
+				article(p.Kind), p.Kind, a.Name, a.Name, joinAnd(kinds), didYouMean(a.Name, names), joinAnd(names)),
+			Subject: a.NameRange.Ptr(),
+		})
+		delete(content.Attributes, a.Name)
+	}
 	for name, a := range content.Attributes {
 		if name == "step" {
 			continue
@@ -758,7 +804,7 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 		}
 	}
 	switch {
-	case len(kind.OneOf) > 0 && len(set) == 0:
+	case len(kind.OneOf) > 0 && len(set) == 0 && !slices.ContainsFunc(kind.OneOf, func(n string) bool { return misspelled[n] }):
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Missing argument",
@@ -774,7 +820,7 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 		})
 	}
 	for _, a := range kind.Attrs {
-		if _, ok := content.Attributes[a.Name]; a.Required && !ok {
+		if _, ok := content.Attributes[a.Name]; a.Required && !ok && !misspelled[a.Name] {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Missing argument",
@@ -848,14 +894,14 @@ func (d *decoder) decodeMetric(block *hcl.Block) (*Metric, hcl.Diagnostics) {
 		})
 	}
 	if hasRe {
-		m.Regex, ds = constString(re)
+		m.Regex, ds = d.constString(re)
 		diags = append(diags, ds...)
 		if !ds.HasErrors() {
-			diags = append(diags, checkRegex(m.Regex, re.Expr.Range())...)
+			diags = append(diags, d.checkRegex(m.Regex, re.Expr.Range())...)
 		}
 	}
 	if hasJS {
-		m.JSON, ds = constString(js)
+		m.JSON, ds = d.constString(js)
 		diags = append(diags, ds...)
 		if !ds.HasErrors() {
 			if _, err := ParseJSONPath(m.JSON); err != nil {
@@ -912,4 +958,40 @@ func joinWith(words []string, last string) string {
 		return words[0]
 	}
 	return strings.Join(words[:len(words)-1], ", ") + " " + last + " " + words[len(words)-1]
+}
+
+// misspellings returns the schema names that the body's unknown
+// attributes and blocks look like ("comand" -> command), so that a typo is
+// reported once, not again as a missing command.
+func misspellings(body hcl.Body, schema *hcl.BodySchema) map[string]bool {
+	sb, ok := body.(*hclsyntax.Body)
+	if !ok {
+		return nil
+	}
+	var attrs, blocks []string
+	for _, a := range schema.Attributes {
+		attrs = append(attrs, a.Name)
+	}
+	for _, b := range schema.Blocks {
+		blocks = append(blocks, b.Type)
+	}
+	var out map[string]bool
+	note := func(given string, options []string) {
+		if slices.Contains(options, given) {
+			return
+		}
+		if s := suggest(given, options); s != "" {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[s] = true
+		}
+	}
+	for name := range sb.Attributes {
+		note(name, attrs)
+	}
+	for _, b := range sb.Blocks {
+		note(b.Type, blocks)
+	}
+	return out
 }

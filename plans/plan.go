@@ -86,8 +86,9 @@ type Step struct {
 	Repeat                               int       // benchmark; 1 unless set
 	DeclRange                            hcl.Range
 
-	targetExpr hcl.Expression // the target attribute, for checks
-	postBlocks int            // postcondition blocks, decoded or not
+	targetExpr hcl.Expression  // the target attribute, for checks
+	postBlocks int             // postcondition blocks, decoded or not
+	misspelled map[string]bool // names an unknown attribute or block looks like
 }
 
 // Addr is the step's address as expressions name it: "launch.server".

@@ -43,9 +43,15 @@ type Scope struct {
 	funcs   map[string]function.Function
 }
 
+// MissingValue is the Extra of the diagnostic Resolve reports for a
+// required variable that got no value, so a caller can tell "not given
+// yet" from "given wrong" (explain shows a plan as written then).
+type MissingValue struct{ Name string }
+
 type rawValue struct {
 	val    cty.Value
 	source string
+	rng    *hcl.Range // where the value is written, when it is in a file
 }
 
 // Resolve gives each variable its value (command line first, then var
@@ -85,14 +91,14 @@ func (p *Plan) Resolve(in Inputs) (*Scope, hcl.Diagnostics) {
 		val, ds := s.parseRaw(v, value, EnvPrefix+name)
 		diags = append(diags, ds...)
 		if val != cty.NilVal {
-			given[name] = rawValue{val, EnvPrefix + name}
+			given[name] = rawValue{val: val, source: EnvPrefix + name}
 		}
 	}
 	for _, path := range in.VarFiles {
 		vals, ds := s.readVarFile(p, path, names)
 		diags = append(diags, ds...)
-		for name, val := range vals {
-			given[name] = rawValue{val, "var-file " + path}
+		for name, fv := range vals {
+			given[name] = rawValue{val: fv.val, source: "var-file " + path, rng: fv.rng}
 		}
 	}
 	for _, kv := range in.Vars {
@@ -117,7 +123,7 @@ func (p *Plan) Resolve(in Inputs) (*Scope, hcl.Diagnostics) {
 		val, ds := s.parseRaw(v, value, "-var")
 		diags = append(diags, ds...)
 		if val != cty.NilVal {
-			given[name] = rawValue{val, "-var"}
+			given[name] = rawValue{val: val, source: "-var"}
 		}
 	}
 
@@ -131,19 +137,24 @@ func (p *Plan) Resolve(in Inputs) (*Scope, hcl.Diagnostics) {
 					Detail: fmt.Sprintf("Variable %q has no default. Give it a value with -var %s=VALUE, in a -var-file, or in the environment as %s%s.",
 						v.Name, v.Name, EnvPrefix, v.Name),
 					Subject: v.DeclRange.Ptr(),
+					Extra:   MissingValue{Name: v.Name},
 				})
 				s.Vars[v.Name] = cty.UnknownVal(v.Type)
 				continue
 			}
-			raw = rawValue{v.Default, "default"}
+			raw = rawValue{val: v.Default, source: "default"}
 		}
 		val, err := convert.Convert(raw.val, v.Type)
 		if err != nil {
+			subject := raw.rng
+			if subject == nil {
+				subject = v.DeclRange.Ptr()
+			}
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid value for variable",
 				Detail:   fmt.Sprintf("The value for %q from %s does not fit its type %s: %s.", v.Name, raw.source, typeexpr.TypeString(v.Type), err),
-				Subject:  v.DeclRange.Ptr(),
+				Subject:  subject,
 			})
 			s.Vars[v.Name] = cty.UnknownVal(v.Type)
 			continue
@@ -224,7 +235,12 @@ func (s *Scope) parseRaw(v *Variable, raw, source string) (cty.Value, hcl.Diagno
 	return val, diags
 }
 
-func (s *Scope) readVarFile(p *Plan, path string, names []string) (map[string]cty.Value, hcl.Diagnostics) {
+type fileValue struct {
+	val cty.Value
+	rng *hcl.Range
+}
+
+func (s *Scope) readVarFile(p *Plan, path string, names []string) (map[string]fileValue, hcl.Diagnostics) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, hcl.Diagnostics{{
@@ -248,7 +264,7 @@ func (s *Scope) readVarFile(p *Plan, path string, names []string) (map[string]ct
 	}
 	attrs, ds := file.Body.JustAttributes()
 	diags = append(diags, ds...)
-	out := map[string]cty.Value{}
+	out := map[string]fileValue{}
 	for _, a := range sortedAttrs(attrs) {
 		if p.Variable(a.Name) == nil {
 			diags = append(diags, &hcl.Diagnostic{
@@ -262,7 +278,7 @@ func (s *Scope) readVarFile(p *Plan, path string, names []string) (map[string]ct
 		val, ds := a.Expr.Value(&hcl.EvalContext{Functions: s.funcs})
 		diags = append(diags, ds...)
 		if !ds.HasErrors() {
-			out[a.Name] = val
+			out[a.Name] = fileValue{val, a.Expr.Range().Ptr()}
 		}
 	}
 	return out, diags
@@ -354,4 +370,57 @@ func (s *Scope) Duration(expr hcl.Expression, def time.Duration) (time.Duration,
 		}}
 	}
 	return d, nil
+}
+
+// Timeout is how long s's postconditions may take to hold: its timeout,
+// else its kind's default. Zero means a single evaluation (an assert
+// without a timeout).
+func (s *Scope) Timeout(st *Step) (time.Duration, hcl.Diagnostics) {
+	return s.Duration(st.Timeout, kindDuration(st.Kind, func(k *StepKind) string { return k.DefaultTimeout }))
+}
+
+// Interval is the time between two evaluations of s's probes and
+// conditions: its interval, else its kind's default.
+func (s *Scope) Interval(st *Step) (time.Duration, hcl.Diagnostics) {
+	return s.Duration(st.Interval, kindDuration(st.Kind, func(k *StepKind) string { return k.DefaultInterval }))
+}
+
+// Grace is how long a launched process must stay alive to count as
+// started: the step's grace, else 2s.
+func (s *Scope) Grace(st *Step) (time.Duration, hcl.Diagnostics) {
+	return s.Duration(st.Grace, 2*time.Second)
+}
+
+func kindDuration(kind string, get func(*StepKind) string) time.Duration {
+	k := Language().StepKind(kind)
+	if k == nil || get(k) == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(get(k))
+	if err != nil {
+		panic(fmt.Sprintf("plans: Language() has a bad duration for %s: %v", kind, err))
+	}
+	return d
+}
+
+// StepOutputs builds the value of the step root for EvalContext from the
+// recorded outputs of the steps that ran, keyed by address
+// ("launch.server"): step.launch.server.pid then reads outputs["launch.server"].pid.
+func StepOutputs(outputs map[string]cty.Value) cty.Value {
+	kinds := map[string]map[string]cty.Value{}
+	for addr, v := range outputs {
+		kind, name, ok := strings.Cut(addr, ".")
+		if !ok {
+			continue
+		}
+		if kinds[kind] == nil {
+			kinds[kind] = map[string]cty.Value{}
+		}
+		kinds[kind][name] = v
+	}
+	out := map[string]cty.Value{}
+	for kind, names := range kinds {
+		out[kind] = objectOf(names)
+	}
+	return objectOf(out)
 }

@@ -1,6 +1,7 @@
 package plans_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -222,4 +223,97 @@ func hclParseExpr(t *testing.T, src string) (hcl.Expression, hcl.Diagnostics) {
 		t.Fatalf("parse %s: %s", src, diags.Error())
 	}
 	return expr, nil
+}
+
+func TestStepDurationDefaults(t *testing.T) {
+	p := mustParse(t, `
+step "wait" "w" {
+  postcondition {
+    condition = true
+  }
+}
+step "assert" "a" {
+  postcondition {
+    condition = true
+  }
+}
+step "assert" "retried" {
+  timeout  = "30s"
+  interval = "250ms"
+  postcondition {
+    condition = true
+  }
+}
+step "launch" "l" {
+  command = "sleep 60"
+  grace   = "0s"
+}
+`)
+	s, diags := p.Resolve(plans.Inputs{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	tests := []struct {
+		step              string
+		timeout, interval time.Duration
+	}{
+		{"wait.w", 5 * time.Minute, time.Second},
+		{"assert.a", 0, time.Second},
+		{"assert.retried", 30 * time.Second, 250 * time.Millisecond},
+		{"launch.l", 2 * time.Minute, 250 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		st := p.Step(tt.step)
+		timeout, d1 := s.Timeout(st)
+		interval, d2 := s.Interval(st)
+		if d1.HasErrors() || d2.HasErrors() || timeout != tt.timeout || interval != tt.interval {
+			t.Errorf("%s: timeout %v, interval %v; want %v, %v", tt.step, timeout, interval, tt.timeout, tt.interval)
+		}
+	}
+	if g, _ := s.Grace(p.Step("launch.l")); g != 0 {
+		t.Errorf("grace = %v, want 0s as written", g)
+	}
+	if g, _ := s.Grace(p.Step("wait.w")); g != 2*time.Second {
+		t.Errorf("default grace = %v, want 2s", g)
+	}
+}
+
+func TestStepOutputs(t *testing.T) {
+	p := mustParse(t, varsPlan)
+	s, _ := p.Resolve(plans.Inputs{Vars: []string{"required=x"}})
+	steps := plans.StepOutputs(map[string]cty.Value{
+		"launch.server": cty.ObjectVal(map[string]cty.Value{"pid": cty.NumberIntVal(42)}),
+		"run.build":     cty.ObjectVal(map[string]cty.Value{"stdout": cty.StringVal("ok")}),
+	})
+	expr, _ := hclParseExpr(t, `"${step.launch.server.pid} ${step.run.build.stdout}"`)
+	v, diags := expr.Value(s.EvalContext(map[string]cty.Value{"step": steps}))
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if v.AsString() != "42 ok" {
+		t.Errorf("got %q, want \"42 ok\"", v.AsString())
+	}
+}
+
+func TestResolveVarFileErrorPointsAtTheValue(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bad.hcl")
+	if err := os.WriteFile(path, []byte("backend = \"b\"\ntp = \"eight\"\nbackned = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := mustParse(t, varsPlan)
+	s, diags := p.Resolve(plans.Inputs{VarFiles: []string{path}, Vars: []string{"required=x"}})
+	got := map[string]string{}
+	for _, d := range diags {
+		got[d.Summary] = fmt.Sprintf("%s:%d:%d %d", filepath.Base(d.Subject.Filename), d.Subject.Start.Line, d.Subject.Start.Column, d.Severity)
+	}
+	if got["Invalid value for variable"] != fmt.Sprintf("bad.hcl:2:6 %d", hcl.DiagError) {
+		t.Errorf("type error at %q, want bad.hcl:2:6", got["Invalid value for variable"])
+	}
+	if !strings.Contains(diags.Error(), `Did you mean "backend"?`) || got["Value for undeclared variable"] != fmt.Sprintf("bad.hcl:3:1 %d", hcl.DiagWarning) {
+		t.Errorf("undeclared value: %v", diags)
+	}
+	if s.Files[path] == nil {
+		t.Error("the var file is not in Scope.Files, so its diagnostics cannot show the source")
+	}
 }

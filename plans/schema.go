@@ -33,6 +33,10 @@ type Attr struct {
 	Default  string // as docs show it; "" when there is none
 	Required bool
 	Const    bool // must be a constant: no references to anything
+	// Type is what the value must convert to; cty.NilType when the
+	// attribute is checked on its own (target, step, type, default) and
+	// cty.DynamicPseudoType when any value will do.
+	Type cty.Type
 }
 
 // StepKind describes one kind of step.
@@ -129,30 +133,31 @@ func findOutput(outs []Output, name string) *Output {
 // Language returns the description of the plan language. Each call builds
 // a fresh value, so a caller may keep or change its copy.
 func Language() *Schema {
+	str, num, boolean, dyn := cty.String, cty.Number, cty.Bool, cty.DynamicPseudoType
+	strMap := cty.Map(cty.String)
 	condition := func(typ, doc string) Block {
 		return Block{
 			Type: typ, Doc: doc, Many: true,
 			Attrs: []Attr{
-				{Name: "condition", Doc: "an expression that must be true (false for abort_if)", Required: true},
-				{Name: "error_message", Doc: "what to tell the reader when the condition decides the step fails"},
+				{Name: "condition", Type: boolean, Doc: "an expression that must be true (false for abort_if)", Required: true},
+				{Name: "error_message", Type: str, Doc: "what to tell the reader when the condition decides the step fails"},
 			},
 		}
 	}
 	actionAttrs := func(doc string) []Attr {
 		return []Attr{
-			{Name: "command", Doc: doc, Required: true},
-			{Name: "env", Doc: "environment variables for the command, a map of strings", Default: "{}"},
-			{Name: "workdir", Doc: "directory the command runs in", Default: "the target's workdir"},
+			{Name: "command", Type: str, Doc: doc, Required: true},
+			{Name: "env", Type: strMap, Doc: "environment variables for the command, a map of strings", Default: "{}"},
+			{Name: "workdir", Type: str, Doc: "directory the command runs in", Default: "the target's workdir"},
 		}
 	}
-	str, num, boolean, dyn := cty.String, cty.Number, cty.Bool, cty.DynamicPseudoType
 	return &Schema{
 		Blocks: []Block{
 			{
 				Type: "plan", Labels: []string{"NAME"},
 				Doc: "names the plan (its attempts are kept under .lockstep/attempts/NAME); at most one, the file name when absent",
 				Attrs: []Attr{
-					{Name: "description", Doc: "what the plan verifies, one sentence", Const: true},
+					{Name: "description", Type: str, Doc: "what the plan verifies, one sentence", Const: true},
 				},
 			},
 			{
@@ -161,8 +166,8 @@ func Language() *Schema {
 				Attrs: []Attr{
 					{Name: "type", Doc: "type constraint: string, number, bool, list(T), map(T), object({...}), any", Default: "any"},
 					{Name: "default", Doc: "value when none is given; without one the variable is required", Const: true},
-					{Name: "description", Doc: "what the variable is for", Const: true},
-					{Name: "sensitive", Doc: "never show the value (or anything made from it) in output or records", Default: "false", Const: true},
+					{Name: "description", Type: str, Doc: "what the variable is for", Const: true},
+					{Name: "sensitive", Type: boolean, Doc: "never show the value (or anything made from it) in output or records", Default: "false", Const: true},
 				},
 				Blocks: []Block{condition("validation", "a check on the value given; error_message says what is allowed")},
 			},
@@ -174,21 +179,21 @@ func Language() *Schema {
 				Type: "target", Labels: []string{"NAME"}, Many: true,
 				Doc: "a machine steps run on; \"local\" (this machine) always exists",
 				Attrs: []Attr{
-					{Name: "env", Doc: "environment variables for every command on this target", Default: "{}"},
-					{Name: "workdir", Doc: "directory commands run in", Default: "the current directory (local) or the login directory (ssh)"},
+					{Name: "env", Type: strMap, Doc: "environment variables for every command on this target", Default: "{}"},
+					{Name: "workdir", Type: str, Doc: "directory commands run in", Default: "the current directory (local) or the login directory (ssh)"},
 				},
 				Blocks: []Block{{
 					Type: "ssh", Doc: "reach the target over SSH; settings from ~/.ssh/config apply as ssh would apply them",
 					Attrs: []Attr{
-						{Name: "host", Doc: "host name or ~/.ssh/config alias", Required: true},
-						{Name: "user", Doc: "login user", Default: "from ~/.ssh/config, else the current user"},
-						{Name: "port", Doc: "SSH port", Default: "from ~/.ssh/config, else 22"},
-						{Name: "identity_file", Doc: "private key file", Default: "ssh-agent, then ~/.ssh/id_*"},
-						{Name: "known_hosts", Doc: "known_hosts file used to verify the host key", Default: "~/.ssh/known_hosts"},
-						{Name: "proxy_jump", Doc: "jump host, as ssh -J", Default: "from ~/.ssh/config"},
-						{Name: "passphrase_env", Doc: "environment variable holding the key's passphrase"},
-						{Name: "insecure_ignore_host_key", Doc: "skip host key verification (tests only)", Default: "false"},
-						{Name: "connect_timeout", Doc: "how long to wait for the connection", Default: "10s"},
+						{Name: "host", Type: str, Doc: "host name or ~/.ssh/config alias", Required: true},
+						{Name: "user", Type: str, Doc: "login user", Default: "from ~/.ssh/config, else the current user"},
+						{Name: "port", Type: num, Doc: "SSH port", Default: "from ~/.ssh/config, else 22"},
+						{Name: "identity_file", Type: str, Doc: "private key file", Default: "ssh-agent, then ~/.ssh/id_*"},
+						{Name: "known_hosts", Type: str, Doc: "known_hosts file used to verify the host key", Default: "~/.ssh/known_hosts"},
+						{Name: "proxy_jump", Type: str, Doc: "jump host, as ssh -J", Default: "from ~/.ssh/config"},
+						{Name: "passphrase_env", Type: str, Doc: "environment variable holding the key's passphrase"},
+						{Name: "insecure_ignore_host_key", Type: boolean, Doc: "skip host key verification (tests only)", Default: "false"},
+						{Name: "connect_timeout", Type: str, Doc: "how long to wait for the connection", Default: "10s"},
 					},
 				}},
 			},
@@ -201,12 +206,12 @@ func Language() *Schema {
 			Type: "step",
 			Attrs: []Attr{
 				{Name: "target", Doc: "where the step runs: target.NAME", Default: "target.local"},
-				{Name: "description", Doc: "what the step is for", Const: true},
-				{Name: "timeout", Doc: "how long the postconditions may take to hold", Default: "per kind"},
-				{Name: "interval", Doc: "time between two evaluations of the probes and conditions", Default: "1s"},
-				{Name: "always", Doc: "run this step even after an earlier one failed (cleanup, reports)", Default: "false", Const: true},
-				{Name: "keep", Doc: "leave what this step launched running when the plan ends", Default: "false", Const: true},
-				{Name: "progress", Doc: "a number from 0 to 1 (or null) showing how far along the step is", Default: "null"},
+				{Name: "description", Type: str, Doc: "what the step is for", Const: true},
+				{Name: "timeout", Type: str, Doc: "how long the postconditions may take to hold", Default: "per kind"},
+				{Name: "interval", Type: str, Doc: "time between two evaluations of the probes and conditions", Default: "1s"},
+				{Name: "always", Type: boolean, Doc: "run this step even after an earlier one failed (cleanup, reports)", Default: "false", Const: true},
+				{Name: "keep", Type: boolean, Doc: "leave what this step launched running when the plan ends", Default: "false", Const: true},
+				{Name: "progress", Type: num, Doc: "a number from 0 to 1 (or null) showing how far along the step is", Default: "null"},
 			},
 			Blocks: []Block{
 				{Type: "probe", Labels: []string{"KIND", "NAME"}, Many: true, Doc: "observes state each evaluation: probe.NAME.ATTR"},
@@ -231,10 +236,10 @@ func Language() *Schema {
 			{
 				Name: "launch", Doc: "starts a long-running process, detached, its output written afresh to its log",
 				Attrs: append(actionAttrs("shell command started detached with /bin/sh -c"),
-					Attr{Name: "log", Doc: "path of the process's log; an old file there is moved aside first", Default: "a file under .lockstep/"},
-					Attr{Name: "grace", Doc: "how long the process must stay alive to count as started", Default: "2s"},
+					Attr{Name: "log", Type: str, Doc: "path of the process's log; an old file there is moved aside first", Default: "logs/NAME.log in the attempt's record (local), /tmp/lockstep/PLAN/NAME.log (ssh)"},
+					Attr{Name: "grace", Type: str, Doc: "how long the process must stay alive to count as started", Default: "2s"},
 				),
-				DefaultTimeout: "2m", DefaultInterval: "1s",
+				DefaultTimeout: "2m", DefaultInterval: "250ms",
 				Self: []Output{
 					{Name: "pid", Type: num, Doc: "process id of the launched process"},
 					{Name: "pgid", Type: num, Doc: "its process group"},
@@ -256,7 +261,7 @@ func Language() *Schema {
 			{
 				Name: "benchmark", Doc: "runs a load (or a command) and records its metrics",
 				Attrs: append(actionAttrs("shell command whose output the metric blocks read"),
-					Attr{Name: "repeat", Doc: "run the load or command this many times; metrics then hold values, median, min, max, stddev", Default: "1", Const: true},
+					Attr{Name: "repeat", Type: num, Doc: "run the load or command this many times; metrics then hold values, median, min, max, stddev", Default: "1", Const: true},
 				),
 				Blocks: []Block{
 					{Type: "load", Labels: []string{"KIND"}, Doc: "generates load itself: http or openai"},
@@ -264,8 +269,8 @@ func Language() *Schema {
 						Type: "metric", Labels: []string{"NAME"}, Many: true,
 						Doc: "a number read from the command's output: self.metrics.NAME",
 						Attrs: []Attr{
-							{Name: "regex", Doc: "regular expression whose first capture group is the number", Const: true},
-							{Name: "json", Doc: "path into stdout parsed as JSON, e.g. results.throughput or items[0].value", Const: true},
+							{Name: "regex", Type: str, Doc: "regular expression whose first capture group is the number", Const: true},
+							{Name: "json", Type: dyn, Doc: "path into stdout parsed as JSON, e.g. results.throughput or items[0].value", Const: true},
 						},
 					},
 				},
@@ -282,8 +287,8 @@ func Language() *Schema {
 			{
 				Name: "exec", Doc: "runs a command on the target",
 				Attrs: []Attr{
-					{Name: "command", Doc: "shell command run with /bin/sh -c", Required: true},
-					{Name: "env", Doc: "environment variables, a map of strings", Default: "{}"},
+					{Name: "command", Type: str, Doc: "shell command run with /bin/sh -c", Required: true},
+					{Name: "env", Type: strMap, Doc: "environment variables, a map of strings", Default: "{}"},
 				},
 				Outputs: []Output{
 					{Name: "exit_code", Type: num, Doc: "exit status"},
@@ -295,12 +300,12 @@ func Language() *Schema {
 			{
 				Name: "http", Doc: "sends an HTTP request from the target's side",
 				Attrs: []Attr{
-					{Name: "url", Doc: "URL; 127.0.0.1 is the target's loopback", Required: true},
-					{Name: "method", Doc: "HTTP method", Default: "GET"},
-					{Name: "headers", Doc: "request headers, a map of strings", Default: "{}"},
-					{Name: "body", Doc: "request body as text"},
-					{Name: "json", Doc: "request body as a value sent as JSON (sets Content-Type)"},
-					{Name: "timeout", Doc: "how long one request may take", Default: "10s"},
+					{Name: "url", Type: str, Doc: "URL; 127.0.0.1 is the target's loopback", Required: true},
+					{Name: "method", Type: str, Doc: "HTTP method", Default: "GET"},
+					{Name: "headers", Type: strMap, Doc: "request headers, a map of strings", Default: "{}"},
+					{Name: "body", Type: str, Doc: "request body as text"},
+					{Name: "json", Type: dyn, Doc: "request body as a value sent as JSON (sets Content-Type)"},
+					{Name: "timeout", Type: str, Doc: "how long one request may take", Default: "10s"},
 				},
 				Outputs: []Output{
 					{Name: "status", Type: num, Doc: "response status code"},
@@ -313,7 +318,7 @@ func Language() *Schema {
 			{
 				Name: "log", Doc: "reads what a log gained since the step (or the launch it names) began",
 				Attrs: []Attr{
-					{Name: "path", Doc: "log file to follow"},
+					{Name: "path", Type: str, Doc: "log file to follow"},
 					{Name: "step", Doc: "step.launch.NAME: follow that launch's log from its start"},
 				},
 				OneOf: []string{"path", "step"},
@@ -327,8 +332,8 @@ func Language() *Schema {
 			{
 				Name: "process", Doc: "looks for processes on the target",
 				Attrs: []Attr{
-					{Name: "match", Doc: "regular expression on the command line"},
-					{Name: "pid", Doc: "a process id"},
+					{Name: "match", Type: str, Doc: "regular expression on the command line"},
+					{Name: "pid", Type: num, Doc: "a process id"},
 					{Name: "step", Doc: "step.launch.NAME: the process that launch started"},
 				},
 				OneOf: []string{"match", "pid", "step"},
@@ -341,8 +346,8 @@ func Language() *Schema {
 			{
 				Name: "port", Doc: "checks a TCP port on the target",
 				Attrs: []Attr{
-					{Name: "port", Doc: "TCP port number", Required: true},
-					{Name: "host", Doc: "address to connect to", Default: "127.0.0.1"},
+					{Name: "port", Type: num, Doc: "TCP port number", Required: true},
+					{Name: "host", Type: str, Doc: "address to connect to", Default: "127.0.0.1"},
 				},
 				Outputs: []Output{
 					{Name: "open", Type: boolean, Doc: "whether a connection is accepted"},
@@ -355,7 +360,7 @@ func Language() *Schema {
 			{
 				Name: "file", Doc: "looks at a file on the target",
 				Attrs: []Attr{
-					{Name: "path", Doc: "file path", Required: true},
+					{Name: "path", Type: str, Doc: "file path", Required: true},
 				},
 				Outputs: []Output{
 					{Name: "exists", Type: boolean, Doc: "whether the file exists"},
@@ -377,39 +382,39 @@ func Language() *Schema {
 			{
 				Name: "http", Doc: "HTTP requests at a concurrency or a rate",
 				Attrs: []Attr{
-					{Name: "url", Doc: "URL; 127.0.0.1 is the target's loopback", Required: true},
-					{Name: "method", Doc: "HTTP method", Default: "GET"},
-					{Name: "headers", Doc: "request headers", Default: "{}"},
-					{Name: "body", Doc: "request body"},
-					{Name: "concurrency", Doc: "requests in flight at once", Default: "1"},
-					{Name: "rate", Doc: "requests per second (open loop); unset means as fast as concurrency allows"},
-					{Name: "duration", Doc: "how long to send requests"},
-					{Name: "requests", Doc: "how many requests to send"},
-					{Name: "warmup", Doc: "time or requests not counted at the start"},
-					{Name: "timeout", Doc: "how long one request may take", Default: "30s"},
+					{Name: "url", Type: str, Doc: "URL; 127.0.0.1 is the target's loopback", Required: true},
+					{Name: "method", Type: str, Doc: "HTTP method", Default: "GET"},
+					{Name: "headers", Type: strMap, Doc: "request headers", Default: "{}"},
+					{Name: "body", Type: str, Doc: "request body"},
+					{Name: "concurrency", Type: num, Doc: "requests in flight at once", Default: "1"},
+					{Name: "rate", Type: num, Doc: "requests per second (open loop); unset means as fast as concurrency allows"},
+					{Name: "duration", Type: str, Doc: "how long to send requests"},
+					{Name: "requests", Type: num, Doc: "how many requests to send"},
+					{Name: "warmup", Type: dyn, Doc: "time or requests not counted at the start"},
+					{Name: "timeout", Type: str, Doc: "how long one request may take", Default: "30s"},
 				},
 			},
 			{
 				Name: "openai", Doc: "chat completions against an OpenAI-compatible server",
 				Attrs: []Attr{
-					{Name: "url", Doc: "chat completions URL", Required: true},
-					{Name: "model", Doc: "model name sent in each request", Default: "default"},
-					{Name: "stream", Doc: "stream responses (needed for ttft and tpot)", Default: "true"},
-					{Name: "concurrency", Doc: "requests in flight at once", Default: "1"},
-					{Name: "rate", Doc: "requests per second (open loop)"},
-					{Name: "requests", Doc: "how many requests to send"},
-					{Name: "duration", Doc: "how long to send requests"},
-					{Name: "warmup", Doc: "requests not counted at the start"},
-					{Name: "prompt_tokens", Doc: "approximate length of generated prompts"},
-					{Name: "prompts_file", Doc: "file of prompts, one JSON string or messages list per line"},
-					{Name: "max_tokens", Doc: "max_tokens sent in each request"},
-					{Name: "seed", Doc: "seed for generated prompts"},
-					{Name: "expect", Doc: "regular expression every answer must match"},
-					{Name: "ttft_limit_ms", Doc: "count a request as failed when its first token takes longer"},
-					{Name: "tpot_limit_ms", Doc: "count a request as failed when its time per output token is longer"},
-					{Name: "extra_body", Doc: "fields merged into each request body"},
-					{Name: "headers", Doc: "request headers", Default: "{}"},
-					{Name: "keep_requests", Doc: "record each request and answer in the attempt", Default: "false"},
+					{Name: "url", Type: str, Doc: "chat completions URL", Required: true},
+					{Name: "model", Type: str, Doc: "model name sent in each request", Default: "default"},
+					{Name: "stream", Type: boolean, Doc: "stream responses (needed for ttft and tpot)", Default: "true"},
+					{Name: "concurrency", Type: num, Doc: "requests in flight at once", Default: "1"},
+					{Name: "rate", Type: num, Doc: "requests per second (open loop)"},
+					{Name: "requests", Type: num, Doc: "how many requests to send"},
+					{Name: "duration", Type: str, Doc: "how long to send requests"},
+					{Name: "warmup", Type: dyn, Doc: "requests not counted at the start"},
+					{Name: "prompt_tokens", Type: num, Doc: "approximate length of generated prompts"},
+					{Name: "prompts_file", Type: str, Doc: "file of prompts, one JSON string or messages list per line"},
+					{Name: "max_tokens", Type: num, Doc: "max_tokens sent in each request"},
+					{Name: "seed", Type: num, Doc: "seed for generated prompts"},
+					{Name: "expect", Type: str, Doc: "regular expression every answer must match"},
+					{Name: "ttft_limit_ms", Type: num, Doc: "count a request as failed when its first token takes longer"},
+					{Name: "tpot_limit_ms", Type: num, Doc: "count a request as failed when its time per output token is longer"},
+					{Name: "extra_body", Type: dyn, Doc: "fields merged into each request body"},
+					{Name: "headers", Type: strMap, Doc: "request headers", Default: "{}"},
+					{Name: "keep_requests", Type: boolean, Doc: "record each request and answer in the attempt", Default: "false"},
 				},
 			},
 		},

@@ -74,21 +74,11 @@ func (s *stepRun) runCommandBenchmark(ctx, outer context.Context) (events.Outcom
 	runs := max(s.st.Repeat, 1)
 	values := map[string][]float64{}
 	for i := range runs {
-		s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown}})
-		res, err := s.t.Run(ctx, cmd)
-		if ctx.Err() != nil {
-			d, _ := s.r.timeout(s.st)
-			return s.ended(ctx, outer, d), true
+		res, out, done := s.runCommand(ctx, outer, cmd, shown)
+		if done {
+			return out, true
 		}
-		if err != nil {
-			return s.errored(err), true
-		}
-		for k, v := range commandSelf(res) {
-			s.self[k] = v
-		}
-		code := res.ExitCode
-		s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown, ExitCode: &code}})
-		if code != 0 {
+		if code := res.ExitCode; code != 0 {
 			return events.Outcome{Status: events.Failed, Reason: fmt.Sprintf("run %d of %d exited with status %d", i+1, runs, code), Evidence: &events.Evidence{LogLines: lastLines(string(res.Stdout)+string(res.Stderr), 20)}}, true
 		}
 		m, err := loads.Extract(res.Stdout, specs)
@@ -98,12 +88,12 @@ func (s *stepRun) runCommandBenchmark(ctx, outer context.Context) (events.Outcom
 		for k, v := range m {
 			values[k] = append(values[k], v)
 		}
-		done := float64(i+1) / float64(runs)
-		s.r.emit(events.Event{Type: events.Progressed, Step: &s.ev, Progress: &events.Progress{Fraction: &done, Done: int64(i + 1)}})
+		frac := float64(i+1) / float64(runs)
+		s.r.emit(events.Event{Type: events.Progressed, Step: &s.ev, Progress: &events.Progress{Fraction: &frac, Done: int64(i + 1)}})
 	}
 	s.metrics = map[string]float64{}
 	for k, vs := range values {
-		if s.st.Repeat > 0 {
+		if s.st.Repeat > 1 {
 			st := loads.Summarize(vs)
 			if s.stats == nil {
 				s.stats = map[string]events.MetricStats{}

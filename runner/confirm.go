@@ -34,10 +34,7 @@ type turn struct {
 // confirm is the confirm loop: observe, evaluate, and either decide or
 // wait for the next interval or for a followed log to grow.
 func (s *stepRun) confirm(ctx, outer context.Context, deadline time.Time, timeout time.Duration, single bool) events.Outcome {
-	interval := defaultInterval
-	if s.st.Kind == "launch" {
-		interval = defaultLaunchInterval
-	}
+	_, interval := kindDefaults(s.st.Kind)
 	if d, diags := s.r.o.Scope.Duration(s.st.Interval, interval); !diags.HasErrors() && d > 0 {
 		interval = d
 	}

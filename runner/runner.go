@@ -100,7 +100,7 @@ func Run(ctx context.Context, o Options) Result {
 		started: time.Now(),
 		outputs: map[string]map[string]cty.Value{},
 		targets: map[string]targets.Target{},
-		shown:   redactedScope(o.Scope, o.Plan),
+		shown:   o.Scope.Redacted(),
 	}
 	r.emit = func(e events.Event) {
 		if e.Time.IsZero() {
@@ -220,27 +220,4 @@ func (r *run) startInfo() *events.Start {
 		s.Steps = append(s.Steps, r.stepEvent(i, st))
 	}
 	return &s
-}
-
-// redactedScope is the plan's scope with every sensitive value replaced by
-// "(sensitive)", so a command can be shown as it ran without its secrets.
-func redactedScope(s *plans.Scope, p *plans.Plan) *plans.Scope {
-	if s == nil {
-		return nil
-	}
-	out := &plans.Scope{Vars: map[string]cty.Value{}, Locals: map[string]cty.Value{}}
-	for k, v := range s.Vars {
-		out.Vars[k] = redactValue(v)
-	}
-	for k, v := range s.Locals {
-		out.Locals[k] = redactValue(v)
-	}
-	return out
-}
-
-func redactValue(v cty.Value) cty.Value {
-	if _, marks := v.UnmarkDeep(); hasSensitive(marks) {
-		return cty.StringVal(redacted)
-	}
-	return v
 }

@@ -219,3 +219,25 @@ step "run" "after" {
 		}
 	}
 }
+
+func osWriteFile(path string, data []byte) error { return os.WriteFile(path, data, 0o600) }
+
+// A probe may read self: a process probe on the pid the launch got.
+func TestProbeReadsSelf(t *testing.T) {
+	res, c := runPlan(t, context.Background(), `
+plan "self" {}
+step "launch" "server" {
+  command = "exec sleep 60"
+  grace   = "100ms"
+  probe "process" "me" {
+    pid = self.pid
+  }
+  postcondition {
+    condition = probe.me.alive && probe.me.pids[0] == self.pid
+  }
+}
+`)
+	if res.Status != events.Confirmed {
+		t.Fatalf("status %s: %+v", res.Status, c.finished("launch.server"))
+	}
+}

@@ -16,15 +16,10 @@ import (
 	"lockstep/targets"
 )
 
-// Defaults a plan never has to write.
+// Defaults a plan never has to write. Timeouts, intervals and the grace
+// period come from the language's schema (plans.Language), which explain
+// and the docs show too; these are the runner's own.
 const (
-	defaultWaitTimeout      = 5 * time.Minute
-	defaultLaunchTimeout    = time.Minute
-	defaultRunTimeout       = 10 * time.Minute
-	defaultBenchmarkTimeout = 30 * time.Minute
-	defaultInterval         = time.Second
-	defaultLaunchInterval   = 250 * time.Millisecond
-	defaultGrace            = 2 * time.Second
 	// watchEvery is how often launched processes are checked while a
 	// step runs, so a death fails the step within a fraction of a second.
 	watchEvery = 100 * time.Millisecond
@@ -34,6 +29,29 @@ const (
 	// tailLines is how much of a log a dead process's evidence shows.
 	tailLines = 40
 )
+
+// kindDefaults are a step kind's default timeout and interval.
+func kindDefaults(kind string) (timeout, interval time.Duration) {
+	k := plans.Language().StepKind(kind)
+	if k == nil {
+		return 0, time.Second
+	}
+	timeout, _ = time.ParseDuration(k.DefaultTimeout)
+	interval, _ = time.ParseDuration(k.DefaultInterval)
+	return timeout, interval
+}
+
+// defaultGrace is the launch's grace period when the plan names none.
+func defaultGrace() time.Duration {
+	for _, a := range plans.Language().StepKind("launch").Attrs {
+		if a.Name == "grace" {
+			if d, err := time.ParseDuration(a.Default); err == nil {
+				return d
+			}
+		}
+	}
+	return 2 * time.Second
+}
 
 // stepRun is one step in progress.
 type stepRun struct {
@@ -83,12 +101,7 @@ func (r *run) stepEvent(i int, st *plans.Step) events.Step {
 // timeout is the step's timeout; single is true when the step is
 // evaluated once (an assert without a timeout, a run, a benchmark).
 func (r *run) timeout(st *plans.Step) (time.Duration, bool) {
-	def := map[string]time.Duration{
-		"wait":      defaultWaitTimeout,
-		"launch":    defaultLaunchTimeout,
-		"run":       defaultRunTimeout,
-		"benchmark": defaultBenchmarkTimeout,
-	}[st.Kind]
+	def, _ := kindDefaults(st.Kind)
 	d, diags := r.o.Scope.Duration(st.Timeout, def)
 	if diags.HasErrors() {
 		d = def
@@ -135,11 +148,17 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 		return s.errored(err)
 	}
 	s.t = t
-	if err := s.makeProbes(sctx); err != nil {
+	// Probes start before the action, so a log probe reads what the
+	// action makes the log say; a probe that reads self (pid = self.pid)
+	// starts after it, once self is known.
+	if err := s.makeProbes(sctx, false); err != nil {
 		return s.errored(err)
 	}
 	if out, done := s.act(sctx, outer); done {
 		return out
+	}
+	if err := s.makeProbes(sctx, true); err != nil {
+		return s.errored(err)
 	}
 	return s.confirm(sctx, outer, deadline, timeout, single)
 }
@@ -233,9 +252,12 @@ func (s *stepRun) outputs() map[string]string {
 	return out
 }
 
-func (s *stepRun) makeProbes(ctx context.Context) error {
-	ectx := s.r.o.Scope.EvalContext(map[string]cty.Value{"step": s.r.stepValues()})
+func (s *stepRun) makeProbes(ctx context.Context, readingSelf bool) error {
+	ectx := s.r.o.Scope.EvalContext(map[string]cty.Value{"step": s.r.stepValues(), "self": cty.ObjectVal(s.selfValues())})
 	for _, pb := range s.st.Probes {
+		if readsRoot(pb.Attrs, "self") != readingSelf {
+			continue
+		}
 		attrs := map[string]cty.Value{}
 		for name, expr := range pb.Attrs {
 			if name == "step" {
@@ -268,6 +290,18 @@ func (s *stepRun) makeProbes(ctx context.Context) error {
 	return nil
 }
 
+// readsRoot reports whether any of the expressions reads root (self).
+func readsRoot(attrs map[string]hcl.Expression, root string) bool {
+	for _, e := range attrs {
+		for _, tr := range e.Variables() {
+			if tr.RootName() == root {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // evalString evaluates an attribute that an action uses (a command, a
 // path): the real value for the action, and the value as shown, with
 // sensitive parts replaced.
@@ -297,28 +331,9 @@ func (s *stepRun) evalString(expr hcl.Expression) (real, shown string, err error
 }
 
 func (s *stepRun) evalEnv(expr hcl.Expression) (map[string]string, error) {
-	if expr == nil {
-		return nil, nil
-	}
-	v, diags := expr.Value(s.evalContext(s.r.o.Scope))
-	if diags.HasErrors() {
-		return nil, errors.New(diagText(diags))
-	}
-	v, _ = v.UnmarkDeep()
-	if v.IsNull() {
-		return nil, nil
-	}
-	if !v.CanIterateElements() {
-		return nil, fmt.Errorf("env must be a map of strings")
-	}
-	env := map[string]string{}
-	for it := v.ElementIterator(); it.Next(); {
-		k, e := it.Element()
-		str, _, err := plain(e)
-		if err != nil {
-			return nil, fmt.Errorf("env %s: %w", k.AsString(), err)
-		}
-		env[k.AsString()] = str
+	env, err := evalEnvMap(expr, s.evalContext(s.r.o.Scope))
+	if err != nil {
+		return nil, fmt.Errorf("env: %w", err)
 	}
 	return env, nil
 }
@@ -342,32 +357,42 @@ func (s *stepRun) command() (targets.Command, string, error) {
 
 // act does the step's action. done is true when the step ended in it.
 func (s *stepRun) act(ctx, outer context.Context) (events.Outcome, bool) {
-	timeout, _ := s.r.timeout(s.st)
 	switch s.st.Kind {
 	case "run":
 		cmd, shown, err := s.command()
 		if err != nil {
 			return s.errored(err), true
 		}
-		s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown}})
-		res, err := s.t.Run(ctx, cmd)
-		if ctx.Err() != nil {
-			return s.ended(ctx, outer, timeout), true
+		if _, out, done := s.runCommand(ctx, outer, cmd, shown); done {
+			return out, true
 		}
-		if err != nil {
-			return s.errored(err), true
-		}
-		for k, v := range commandSelf(res) {
-			s.self[k] = v
-		}
-		code := res.ExitCode
-		s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown, ExitCode: &code}})
 	case "launch":
 		return s.launch(ctx, outer)
 	case "benchmark":
 		return s.benchmark(ctx, outer)
 	}
 	return events.Outcome{}, false
+}
+
+// runCommand runs a step's command to completion, reports it, and keeps
+// its exit code and output as self. done is true when the step ended
+// (interrupted, timed out, a watched process died, or the target failed).
+func (s *stepRun) runCommand(ctx, outer context.Context, cmd targets.Command, shown string) (targets.Result, events.Outcome, bool) {
+	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown}})
+	res, err := s.t.Run(ctx, cmd)
+	if ctx.Err() != nil {
+		timeout, _ := s.r.timeout(s.st)
+		return res, s.ended(ctx, outer, timeout), true
+	}
+	if err != nil {
+		return res, s.errored(err), true
+	}
+	for k, v := range commandSelf(res) {
+		s.self[k] = v
+	}
+	code := res.ExitCode
+	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown, ExitCode: &code}})
+	return res, events.Outcome{}, false
 }
 
 func commandSelf(res targets.Result) map[string]cty.Value {
@@ -388,7 +413,7 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 	if logPath == "" {
 		logPath = s.r.defaultLog(s.st)
 	}
-	if g, diags := s.r.o.Scope.Duration(s.st.Grace, defaultGrace); !diags.HasErrors() {
+	if g, diags := s.r.o.Scope.Duration(s.st.Grace, defaultGrace()); !diags.HasErrors() {
 		s.grace = g
 	}
 	moved, err := s.t.MoveAside(ctx, logPath)

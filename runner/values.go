@@ -13,7 +13,7 @@ import (
 )
 
 // redacted stands where a sensitive value would be shown.
-const redacted = "(sensitive)"
+const redacted = plans.Redacted
 
 // Render shows a value briefly, as evidence: strings quoted and cut,
 // collections as JSON, sensitive values as (sensitive).

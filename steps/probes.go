@@ -567,7 +567,7 @@ type fileProbe struct {
 }
 
 // maxFileContent bounds what a file probe reads into content.
-const maxFileContent = 4 << 20
+const maxFileContent = 1 << 20
 
 func newFileProbe(_ context.Context, t targets.Target, s ProbeSpec) (Probe, error) {
 	path, err := attrString(s.Attrs, "path", "")

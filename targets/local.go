@@ -28,17 +28,19 @@ import (
 // known only by its Process value (started by an earlier lockstep, say) is
 // judged from /proc alone: gone or a zombie means exited, with the status
 // unknown.
+//
+// Errors never quote a command line: it may carry a sensitive value.
 type Local struct {
 	self int // our own pid, left out of Processes
 
 	mu       sync.Mutex
-	launched map[int]*launch // by pid
+	launched map[int]*localLaunch // by pid
 }
 
 var _ Target = (*Local)(nil)
 
-// launch is a process this Local started and reaps.
-type launch struct {
+// localLaunch is a process this Local started and reaps.
+type localLaunch struct {
 	startTime uint64
 	done      chan struct{} // closed once reaped; state is then set
 	state     ProcessState
@@ -46,20 +48,21 @@ type launch struct {
 
 // NewLocal returns the target for the local machine.
 func NewLocal() *Local {
-	return &Local{self: os.Getpid(), launched: make(map[int]*launch)}
+	return &Local{self: os.Getpid(), launched: make(map[int]*localLaunch)}
 }
 
-// procRoot is where the kernel's process table is mounted.
-const procRoot = "/proc"
+// localProcRoot is where the kernel's process table is mounted.
+const localProcRoot = "/proc"
 
-// maxOutput bounds what Run keeps of each of stdout and stderr, so a
+// localMaxOutput bounds what Run keeps of each of stdout and stderr, so a
 // command that prints without end cannot exhaust lockstep's memory; the
 // rest is read and dropped.
-const maxOutput = 64 << 20
+const localMaxOutput = 64 << 20
 
-// runWaitDelay is how long Run waits, after the command itself exited, for
-// a process that escaped its group to close the output pipes it inherited.
-const runWaitDelay = 2 * time.Second
+// localRunWaitDelay is how long Run waits, after the command itself
+// exited, for a process that escaped its group to close the output pipes
+// it inherited.
+const localRunWaitDelay = 2 * time.Second
 
 // Name is "local".
 func (l *Local) Name() string { return "local" }
@@ -70,38 +73,39 @@ func (l *Local) Name() string { return "local" }
 // error wrapping ctx.Err().
 func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", c.Line)
-	cmd.Env = environ(c.Env)
+	cmd.Env = localEnviron(c.Env)
 	cmd.Dir = c.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
 		// The shell leads its group (Setpgid), so -pid is the group.
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
-	cmd.WaitDelay = runWaitDelay
-	var stdout, stderr capped
+	cmd.WaitDelay = localRunWaitDelay
+	stdout, stderr := cappedBuffer{limit: localMaxOutput}, cappedBuffer{limit: localMaxOutput}
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 
 	start := time.Now()
 	err := cmd.Run()
 	res := Result{Stdout: stdout.b, Stderr: stderr.b, Duration: time.Since(start), ExitCode: -1}
 	if cmd.ProcessState != nil {
-		res.ExitCode, res.Signal = exitStatus(cmd.ProcessState)
+		res.ExitCode, res.Signal = localExitStatus(cmd.ProcessState)
 	}
 	if ctx.Err() != nil {
-		return res, fmt.Errorf("run %q: %w", c.Line, ctx.Err())
+		return res, fmt.Errorf("run: %w", ctx.Err())
 	}
 	var exitErr *exec.ExitError
 	if err != nil && !errors.As(err, &exitErr) && !errors.Is(err, exec.ErrWaitDelay) {
-		return res, fmt.Errorf("run %q: %w", c.Line, err)
+		return res, fmt.Errorf("run: %w", err)
 	}
 	return res, nil
 }
 
 // Start launches c.Line with /bin/sh -c in a new session (so a new process
 // group too), stdin from /dev/null, stdout and stderr appended to log (its
-// directory created if needed). Nothing ties the process to lockstep: no
-// pipe, no controlling terminal, no parent-death signal, so it outlives
-// lockstep when nobody stops it.
+// directory created if needed; a relative path is taken from lockstep's
+// working directory, not c.Dir, and Process.Log is absolute). Nothing ties
+// the process to lockstep: no pipe, no controlling terminal, no
+// parent-death signal, so it outlives lockstep when nobody stops it.
 //
 // Process.Command is /proc's command line read just after the start; it is
 // the shell's or, when the shell has already exec'd a simple command, that
@@ -110,53 +114,59 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 // Inspect.
 func (l *Local) Start(ctx context.Context, c Command, log string) (Process, error) {
 	if err := ctx.Err(); err != nil {
-		return Process{}, fmt.Errorf("start %q: %w", c.Line, err)
+		return Process{}, fmt.Errorf("start: %w", err)
 	}
 	if log == "" {
-		return Process{}, fmt.Errorf("start %q: no log file given", c.Line)
+		return Process{}, errors.New("start: no log file given")
+	}
+	// Absolute, so the Process names the same file whatever the working
+	// directory of whoever reads it later.
+	log, err := filepath.Abs(log)
+	if err != nil {
+		return Process{}, fmt.Errorf("start: log: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
-		return Process{}, fmt.Errorf("start %q: log directory: %w", c.Line, err)
+		return Process{}, fmt.Errorf("start: log directory: %w", err)
 	}
 	out, err := os.OpenFile(log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		return Process{}, fmt.Errorf("start %q: %w", c.Line, err)
+		return Process{}, fmt.Errorf("start: %w", err)
 	}
 	defer out.Close()
 	in, err := os.Open(os.DevNull)
 	if err != nil {
-		return Process{}, fmt.Errorf("start %q: %w", c.Line, err)
+		return Process{}, fmt.Errorf("start: %w", err)
 	}
 	defer in.Close()
 
 	// Not CommandContext: ctx bounds the start, not the process's life.
 	cmd := exec.Command("/bin/sh", "-c", c.Line)
-	cmd.Env = environ(c.Env)
+	cmd.Env = localEnviron(c.Env)
 	cmd.Dir = c.Dir
 	// Files, not writers: the child gets the descriptors themselves and
 	// no goroutine of ours copies its output.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return Process{}, fmt.Errorf("start %q: %w", c.Line, err)
+		return Process{}, fmt.Errorf("start: %w", err)
 	}
 	pid := cmd.Process.Pid
 	// Until Wait below, the child cannot be reaped, so its /proc entry is
 	// there even if it has already exited.
-	st, cmdline, err := readProc(pid)
+	st, cmdline, err := readLocalProc(pid)
 	if err != nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		return Process{}, fmt.Errorf("start %q: read the new process: %w", c.Line, err)
+		return Process{}, fmt.Errorf("start: read the new process: %w", err)
 	}
-	ln := &launch{startTime: st.StartTime, done: make(chan struct{})}
+	ln := &localLaunch{startTime: st.StartTime, done: make(chan struct{})}
 	l.mu.Lock()
 	l.launched[pid] = ln
 	l.mu.Unlock()
 	go func() {
 		_ = cmd.Wait() // the status is in ProcessState
 		ln.state.Exited = true
-		ln.state.ExitCode, ln.state.Signal = exitStatus(cmd.ProcessState)
+		ln.state.ExitCode, ln.state.Signal = localExitStatus(cmd.ProcessState)
 		close(ln.done)
 	}()
 	return Process{
@@ -168,9 +178,9 @@ func (l *Local) Start(ctx context.Context, c Command, log string) (Process, erro
 	}, nil
 }
 
-// reapWait bounds how long Inspect waits for our reaper to collect a
+// localReapWait bounds how long Inspect waits for our reaper to collect a
 // process /proc already shows as a zombie, to report its real status.
-const reapWait = time.Second
+const localReapWait = time.Second
 
 // Inspect reads p's state. A process this Local started and has reaped
 // reports its exit code or signal. Otherwise /proc decides: no entry, or a
@@ -190,7 +200,7 @@ func (l *Local) Inspect(ctx context.Context, p Process) (ProcessState, error) {
 		default:
 		}
 	}
-	st, err := readStat(p.PID)
+	st, err := readLocalStat(p.PID)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if ln != nil {
@@ -213,8 +223,8 @@ func (l *Local) Inspect(ctx context.Context, p Process) (ProcessState, error) {
 
 // waitReaped waits (briefly) for our reaper to collect ln, to report its
 // status; it is dead already, so even without the status it has exited.
-func (l *Local) waitReaped(ctx context.Context, ln *launch) (ProcessState, error) {
-	t := time.NewTimer(reapWait)
+func (l *Local) waitReaped(ctx context.Context, ln *localLaunch) (ProcessState, error) {
+	t := time.NewTimer(localReapWait)
 	defer t.Stop()
 	select {
 	case <-ln.done:
@@ -226,7 +236,7 @@ func (l *Local) waitReaped(ctx context.Context, ln *launch) (ProcessState, error
 }
 
 // launchOf returns our record of p if we started that very process.
-func (l *Local) launchOf(p Process) *launch {
+func (l *Local) launchOf(p Process) *localLaunch {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ln := l.launched[p.PID]
@@ -236,15 +246,16 @@ func (l *Local) launchOf(p Process) *launch {
 	return ln
 }
 
-// stopPoll is how often Stop looks for what is left of the group.
-const stopPoll = 20 * time.Millisecond
+// localStopPoll is how often Stop looks for what is left of the group.
+const localStopPoll = 20 * time.Millisecond
 
 // Stop ends p's process group: SIGTERM, then SIGKILL once grace has
 // passed, and returns when no live process is left in the group (zombies
 // are dead already and do not count) or ctx ends. A descendant that left
-// the group (setsid, setpgid) is not reached. When p's pid now belongs to
-// another process (Replaced), nothing is signalled: the group p led has no
-// members left, or the kernel would not have reused the id.
+// the group (setsid, setpgid) is not reached. When p led its group and its
+// pid now belongs to another process (Replaced), nothing is signalled: the
+// group p led has no members left, or the kernel would not have reused
+// the id, and the newcomer's group is not ours to stop.
 func (l *Local) Stop(ctx context.Context, p Process, grace time.Duration) error {
 	pgid := p.PGID
 	if pgid <= 1 {
@@ -254,45 +265,47 @@ func (l *Local) Stop(ctx context.Context, p Process, grace time.Duration) error 
 	if own, err := syscall.Getpgid(0); err == nil && own == pgid {
 		return fmt.Errorf("stop pid %d: process group %d is lockstep's own", p.PID, pgid)
 	}
-	if p.PID > 0 {
-		st, err := l.Inspect(ctx, p)
-		if err != nil {
-			return fmt.Errorf("stop pid %d: %w", p.PID, err)
-		}
-		if st.Replaced {
+	if p.PID == pgid && p.StartTime != 0 {
+		// Asked of /proc, not of our reaper's record: ours may have been
+		// reaped and its id given to a newcomer leading a group of its own.
+		st, err := readLocalStat(pgid)
+		if err == nil && st.StartTime != p.StartTime {
 			return nil
 		}
 	}
 	left := func() (bool, error) {
-		n, err := groupMembers(pgid)
+		n, err := localGroupMembers(pgid)
 		return n == 0, err
 	}
 	if done, err := left(); done || err != nil {
-		return wrapStop(p, err)
+		return wrapLocalStop(p, err)
 	}
-	if err := signalGroup(pgid, syscall.SIGTERM); err != nil {
-		return wrapStop(p, err)
+	if err := signalLocalGroup(pgid, syscall.SIGTERM); err != nil {
+		return wrapLocalStop(p, err)
 	}
+	// A stopped process (SIGSTOP, ^Z) holds TERM pending until continued;
+	// continue it so it may shut down cleanly within the grace.
+	_ = signalLocalGroup(pgid, syscall.SIGCONT)
 	graceCtx, cancel := context.WithTimeout(ctx, grace)
-	err := poll(graceCtx, stopPoll, left)
+	err := pollUntil(graceCtx, localStopPoll, left)
 	cancel()
 	if err == nil || ctx.Err() != nil {
-		return wrapStop(p, err)
+		return wrapLocalStop(p, err)
 	}
-	if err := signalGroup(pgid, syscall.SIGKILL); err != nil {
-		return wrapStop(p, err)
+	if err := signalLocalGroup(pgid, syscall.SIGKILL); err != nil {
+		return wrapLocalStop(p, err)
 	}
-	return wrapStop(p, poll(ctx, stopPoll, left))
+	return wrapLocalStop(p, pollUntil(ctx, localStopPoll, left))
 }
 
-func wrapStop(p Process, err error) error {
+func wrapLocalStop(p Process, err error) error {
 	if err == nil {
 		return nil
 	}
 	return fmt.Errorf("stop pid %d (group %d): %w", p.PID, p.PGID, err)
 }
 
-func signalGroup(pgid int, sig syscall.Signal) error {
+func signalLocalGroup(pgid int, sig syscall.Signal) error {
 	err := syscall.Kill(-pgid, sig)
 	if err == nil || errors.Is(err, syscall.ESRCH) {
 		return nil
@@ -300,9 +313,9 @@ func signalGroup(pgid int, sig syscall.Signal) error {
 	return fmt.Errorf("send %s: %w", unix.SignalName(sig), err)
 }
 
-// poll calls cond every interval until it reports done, fails, or ctx
+// pollUntil calls cond every interval until it reports done, fails, or ctx
 // ends (then ctx's error).
-func poll(ctx context.Context, interval time.Duration, cond func() (bool, error)) error {
+func pollUntil(ctx context.Context, interval time.Duration, cond func() (bool, error)) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -318,11 +331,11 @@ func poll(ctx context.Context, interval time.Duration, cond func() (bool, error)
 	}
 }
 
-// groupMembers counts the live (non-zombie) processes of group pgid.
-func groupMembers(pgid int) (int, error) {
+// localGroupMembers counts the live (non-zombie) processes of group pgid.
+func localGroupMembers(pgid int) (int, error) {
 	n := 0
-	err := eachProcess(func(pid int) error {
-		st, err := readStat(pid)
+	err := eachLocalProcess(func(pid int) error {
+		st, err := readLocalStat(pid)
 		if err != nil {
 			return nil // gone meanwhile
 		}
@@ -392,7 +405,7 @@ func (l *Local) Stat(ctx context.Context, path string) (FileInfo, error) {
 	if err != nil {
 		return FileInfo{}, fmt.Errorf("stat %s: %w", path, err)
 	}
-	return fileInfo(fi), nil
+	return localFileInfo(fi), nil
 }
 
 // ReadAt reads up to max bytes of path from off. The FileInfo comes from
@@ -415,7 +428,7 @@ func (l *Local) ReadAt(ctx context.Context, path string, off int64, max int) ([]
 	if err != nil {
 		return nil, FileInfo{}, fmt.Errorf("read %s: %w", path, err)
 	}
-	info := fileInfo(st)
+	info := localFileInfo(st)
 	n := min(int64(max), info.Size-off)
 	if n <= 0 {
 		return nil, info, nil
@@ -428,7 +441,7 @@ func (l *Local) ReadAt(ctx context.Context, path string, off int64, max int) ([]
 	return buf[:got], info, nil
 }
 
-func fileInfo(fi fs.FileInfo) FileInfo {
+func localFileInfo(fi fs.FileInfo) FileInfo {
 	info := FileInfo{Exists: true, Size: fi.Size(), ModTime: fi.ModTime()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		info.ID = fmt.Sprintf("%d:%d", st.Dev, st.Ino)
@@ -446,14 +459,14 @@ func (l *Local) Processes(ctx context.Context, match string) ([]ProcessInfo, err
 		return nil, fmt.Errorf("processes: match: %w", err)
 	}
 	var out []ProcessInfo
-	err = eachProcess(func(pid int) error {
+	err = eachLocalProcess(func(pid int) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if pid == l.self {
 			return nil
 		}
-		st, cmdline, err := readProc(pid)
+		st, cmdline, err := readLocalProc(pid)
 		if err != nil {
 			return nil // gone meanwhile, or not ours to read
 		}
@@ -478,35 +491,29 @@ func (l *Local) Listeners(ctx context.Context, port int) ([]Listener, error) {
 	if port <= 0 || port > 65535 {
 		return nil, fmt.Errorf("listeners: port %d out of range", port)
 	}
+	socks, err := diagListeners(port)
+	if err != nil {
+		// sock_diag may be denied (a seccomp filter, an old kernel): /proc
+		// says the same, only slower.
+		socks, err = procListeners(port)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listeners on %d: %w", port, err)
+	}
 	addrs := make(map[uint64]string) // listening socket inode -> address
-	for _, name := range []string{"net/tcp", "net/tcp6"} {
-		b, err := os.ReadFile(filepath.Join(procRoot, name))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // IPv6 disabled
-		}
-		if err != nil {
-			return nil, fmt.Errorf("listeners on %d: %w", port, err)
-		}
-		socks, err := parseNetTCP(b)
-		if err != nil {
-			return nil, fmt.Errorf("listeners on %d: %w", port, err)
-		}
-		for _, s := range socks {
-			if s.State == tcpListen && int(s.Local.Port()) == port {
-				addrs[s.Inode] = s.Local.String()
-			}
-		}
+	for _, s := range socks {
+		addrs[s.Inode] = s.Local.String()
 	}
 	if len(addrs) == 0 {
 		return nil, nil
 	}
 	owned := make(map[uint64]bool)
 	var out []Listener
-	err := eachProcess(func(pid int) error {
+	err = eachLocalProcess(func(pid int) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		fdDir := filepath.Join(procRoot, strconv.Itoa(pid), "fd")
+		fdDir := filepath.Join(localProcRoot, strconv.Itoa(pid), "fd")
 		fds, err := os.ReadDir(fdDir)
 		if err != nil {
 			return nil // gone, or another user's
@@ -527,7 +534,7 @@ func (l *Local) Listeners(ctx context.Context, port int) ([]Listener, error) {
 			return nil
 		}
 		command, pgid := "", 0
-		if st, cmdline, err := readProc(pid); err == nil {
+		if st, cmdline, err := readLocalProc(pid); err == nil {
 			command, pgid = procCommand(cmdline, st.Comm), st.PGID
 		}
 		for _, ino := range mine {
@@ -553,6 +560,31 @@ func (l *Local) Listeners(ctx context.Context, port int) ([]Listener, error) {
 	return out, nil
 }
 
+// procListeners reads the listening TCP sockets on port from
+// /proc/net/tcp and /proc/net/tcp6.
+func procListeners(port int) ([]tcpSocket, error) {
+	var out []tcpSocket
+	for _, name := range []string{"net/tcp", "net/tcp6"} {
+		b, err := os.ReadFile(filepath.Join(localProcRoot, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // IPv6 disabled
+		}
+		if err != nil {
+			return nil, err
+		}
+		socks, err := parseNetTCP(b)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range socks {
+			if s.State == tcpListen && int(s.Local.Port()) == port {
+				out = append(out, s)
+			}
+		}
+	}
+	return out, nil
+}
+
 // Dial connects from this machine.
 func (l *Local) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	var d net.Dialer
@@ -563,17 +595,17 @@ func (l *Local) Dial(ctx context.Context, network, addr string) (net.Conn, error
 // their reapers keep waiting for them.
 func (l *Local) Close() error { return nil }
 
-// eachProcess calls fn with the pid of every process in /proc, in
+// eachLocalProcess calls fn with the pid of every process in /proc, in
 // increasing order, stopping at fn's first error.
-func eachProcess(fn func(pid int) error) error {
-	d, err := os.Open(procRoot)
+func eachLocalProcess(fn func(pid int) error) error {
+	d, err := os.Open(localProcRoot)
 	if err != nil {
 		return err
 	}
 	names, err := d.Readdirnames(-1)
 	d.Close()
 	if err != nil {
-		return fmt.Errorf("list %s: %w", procRoot, err)
+		return fmt.Errorf("list %s: %w", localProcRoot, err)
 	}
 	pids := make([]int, 0, len(names))
 	for _, name := range names {
@@ -590,10 +622,10 @@ func eachProcess(fn func(pid int) error) error {
 	return nil
 }
 
-// readStat reads and parses /proc/PID/stat; a process that is gone gives
+// readLocalStat reads and parses /proc/PID/stat; a process that is gone gives
 // an error wrapping fs.ErrNotExist.
-func readStat(pid int) (procStat, error) {
-	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "stat"))
+func readLocalStat(pid int) (procStat, error) {
+	b, err := os.ReadFile(filepath.Join(localProcRoot, strconv.Itoa(pid), "stat"))
 	if err != nil {
 		// ESRCH: the process died between open and read.
 		if errors.Is(err, syscall.ESRCH) {
@@ -604,30 +636,30 @@ func readStat(pid int) (procStat, error) {
 	return parseStat(b)
 }
 
-// readProc reads a process's stat and cmdline.
-func readProc(pid int) (procStat, []byte, error) {
-	st, err := readStat(pid)
+// readLocalProc reads a process's stat and cmdline.
+func readLocalProc(pid int) (procStat, []byte, error) {
+	st, err := readLocalStat(pid)
 	if err != nil {
 		return procStat{}, nil, err
 	}
-	cmdline, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "cmdline"))
+	cmdline, err := os.ReadFile(filepath.Join(localProcRoot, strconv.Itoa(pid), "cmdline"))
 	if err != nil && !errors.Is(err, syscall.ESRCH) && !errors.Is(err, fs.ErrNotExist) {
 		return procStat{}, nil, err
 	}
 	return st, cmdline, nil
 }
 
-// exitStatus is how a process ended: its exit code, or -1 and the
+// localExitStatus is how a process ended: its exit code, or -1 and the
 // signal's name ("SIGKILL") when a signal ended it.
-func exitStatus(ps *os.ProcessState) (int, string) {
+func localExitStatus(ps *os.ProcessState) (int, string) {
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return -1, unix.SignalName(ws.Signal())
 	}
 	return ps.ExitCode(), ""
 }
 
-// environ is this process's environment with env added (env wins).
-func environ(env map[string]string) []string {
+// localEnviron is this process's environment with env added (env wins).
+func localEnviron(env map[string]string) []string {
 	out := os.Environ()
 	keys := make([]string, 0, len(env))
 	for k := range env {
@@ -641,15 +673,18 @@ func environ(env map[string]string) []string {
 	return out
 }
 
-// capped is a writer keeping the first maxOutput bytes and dropping the
-// rest, so a chatty command cannot stall on a full pipe either.
-type capped struct{ b []byte }
+// cappedBuffer is a writer keeping the first limit bytes and dropping the rest
+// (while still taking them, so the command never stalls on a full pipe).
+type cappedBuffer struct {
+	b     []byte
+	limit int
+}
 
-func (c *capped) Write(p []byte) (int, error) {
-	if room := maxOutput - len(c.b); room > 0 {
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if room := c.limit - len(c.b); room > 0 {
 		c.b = append(c.b, p[:min(room, len(p))]...)
 	}
 	return len(p), nil
 }
 
-var _ io.Writer = (*capped)(nil)
+var _ io.Writer = (*cappedBuffer)(nil)

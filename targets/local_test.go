@@ -20,17 +20,27 @@ import (
 	"time"
 )
 
-// patience bounds every wait in these tests: generous, so a loaded machine
+// localPatience bounds every wait in these tests: generous, so a loaded machine
 // does not fail them, yet a hang fails rather than stalls.
-const patience = 30 * time.Second
+const localPatience = 30 * time.Second
 
-// helperEnv makes the test binary act as a helper process (see TestMain).
-const helperEnv = "LOCKSTEP_TARGETS_HELPER"
+// localHelperEnv makes the test binary act as a helper process (see
+// TestLocalHelperProcess).
+const localHelperEnv = "LOCKSTEP_TARGETS_HELPER"
 
-func TestMain(m *testing.M) {
-	switch os.Getenv(helperEnv) {
+// localHelper returns a command running the test binary as the helper kind.
+func localHelper(kind string, env ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLocalHelperProcess$")
+	cmd.Env = append(os.Environ(), append([]string{localHelperEnv + "=" + kind}, env...)...)
+	return cmd
+}
+
+// TestLocalHelperProcess is not a test: it is the body of helper processes
+// that other tests start (and a no-op otherwise).
+func TestLocalHelperProcess(t *testing.T) {
+	switch os.Getenv(localHelperEnv) {
 	case "":
-		os.Exit(m.Run())
+		return
 	case "start":
 		// Launch a process, report it, and exit: the launch must outlive us.
 		l := NewLocal()
@@ -54,39 +64,39 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		fmt.Println(port)
-		time.Sleep(patience)
+		time.Sleep(localPatience)
 		os.Exit(0)
 	default:
-		fmt.Fprintln(os.Stderr, "unknown helper", os.Getenv(helperEnv))
+		fmt.Fprintln(os.Stderr, "unknown helper", os.Getenv(localHelperEnv))
 		os.Exit(2)
 	}
 }
 
-func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(t.Context(), patience)
+func localTestContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), localPatience)
 	t.Cleanup(cancel)
 	return ctx
 }
 
-// eventually polls cond until it holds, failing the test after patience.
-func eventually(t *testing.T, what string, cond func() bool) {
+// localEventually polls cond until it holds, failing the test after localPatience.
+func localEventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	ctx, cancel := context.WithTimeout(context.Background(), localPatience)
 	defer cancel()
-	if err := poll(ctx, 10*time.Millisecond, func() (bool, error) { return cond(), nil }); err != nil {
-		t.Fatalf("waited %v for %s", patience, what)
+	if err := pollUntil(ctx, 10*time.Millisecond, func() (bool, error) { return cond(), nil }); err != nil {
+		t.Fatalf("waited %v for %s", localPatience, what)
 	}
 }
 
 // start launches line, logging to a fresh file, and stops it when the test ends.
-func start(t *testing.T, l *Local, line string) Process {
+func localStart(t *testing.T, l *Local, line string) Process {
 	t.Helper()
-	p, err := l.Start(testContext(t), Command{Line: line}, filepath.Join(t.TempDir(), "launch.log"))
+	p, err := l.Start(localTestContext(t), Command{Line: line}, filepath.Join(t.TempDir(), "launch.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), patience)
+		ctx, cancel := context.WithTimeout(context.Background(), localPatience)
 		defer cancel()
 		if err := l.Stop(ctx, p, 0); err != nil {
 			t.Errorf("cleanup: %v", err)
@@ -95,11 +105,11 @@ func start(t *testing.T, l *Local, line string) Process {
 	return p
 }
 
-// logLines waits for the launch's log to hold n lines and returns them.
-func logLines(t *testing.T, p Process, n int) []string {
+// localLogLines waits for the launch's log to hold n lines and returns them.
+func localLogLines(t *testing.T, p Process, n int) []string {
 	t.Helper()
 	var lines []string
-	eventually(t, fmt.Sprintf("%d lines in %s", n, p.Log), func() bool {
+	localEventually(t, fmt.Sprintf("%d lines in %s", n, p.Log), func() bool {
 		b, _ := os.ReadFile(p.Log)
 		lines = strings.Fields(string(b))
 		return len(lines) >= n
@@ -107,7 +117,7 @@ func logLines(t *testing.T, p Process, n int) []string {
 	return lines
 }
 
-func atoi(t *testing.T, s string) int {
+func localAtoi(t *testing.T, s string) int {
 	t.Helper()
 	n, err := strconv.Atoi(s)
 	if err != nil {
@@ -117,14 +127,14 @@ func atoi(t *testing.T, s string) int {
 }
 
 // gone reports whether pid has no live process (missing or zombie).
-func gone(pid int) bool {
-	st, err := readStat(pid)
+func localGone(pid int) bool {
+	st, err := readLocalStat(pid)
 	return err != nil || st.Zombie()
 }
 
-func TestRun(t *testing.T) {
+func TestLocalRun(t *testing.T) {
 	l := NewLocal()
-	ctx := testContext(t)
+	ctx := localTestContext(t)
 	dir := t.TempDir()
 	tests := []struct {
 		name        string
@@ -162,7 +172,7 @@ func TestRun(t *testing.T) {
 	}
 }
 
-func TestRunCancelKillsPipeline(t *testing.T) {
+func TestLocalRunCancelKillsPipeline(t *testing.T) {
 	l := NewLocal()
 	marker := fmt.Sprintf("%d.%d", 100+os.Getpid()%100, time.Now().UnixNano()%1000000)
 	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
@@ -178,7 +188,7 @@ func TestRunCancelKillsPipeline(t *testing.T) {
 	if res.Signal != "SIGKILL" {
 		t.Errorf("shell ended with %d %q, want SIGKILL", res.ExitCode, res.Signal)
 	}
-	eventually(t, "the pipeline's sleep to die", func() bool {
+	localEventually(t, "the pipeline's sleep to die", func() bool {
 		ps, err := l.Processes(t.Context(), `^sleep `+regexp.QuoteMeta(marker)+`$`)
 		if err != nil {
 			t.Fatal(err)
@@ -187,16 +197,16 @@ func TestRunCancelKillsPipeline(t *testing.T) {
 	})
 }
 
-func TestStartAlive(t *testing.T) {
+func TestLocalStartAlive(t *testing.T) {
 	l := NewLocal()
-	p := start(t, l, "echo started; exec sleep 100")
+	p := localStart(t, l, "echo started; exec sleep 100")
 	if p.PID <= 0 {
 		t.Fatalf("pid %d", p.PID)
 	}
 	if pgid, err := syscall.Getpgid(p.PID); err != nil || pgid != p.PGID || pgid != p.PID {
 		t.Errorf("pgid %d, the kernel says %d (%v); a new session leads its group", p.PGID, pgid, err)
 	}
-	if sid, _ := unixGetsid(p.PID); sid != p.PID {
+	if sid, _ := localSession(p.PID); sid != p.PID {
 		t.Errorf("session %d, want its own (%d)", sid, p.PID)
 	}
 	// Field 22, read independently of our parser ("sleep" has no spaces).
@@ -210,10 +220,10 @@ func TestStartAlive(t *testing.T) {
 	if !strings.Contains(p.Command, "sleep 100") {
 		t.Errorf("command %q, want it to show sleep 100", p.Command)
 	}
-	if lines := logLines(t, p, 1); lines[0] != "started" {
+	if lines := localLogLines(t, p, 1); lines[0] != "started" {
 		t.Errorf("log %q, want started", lines)
 	}
-	st, err := l.Inspect(testContext(t), p)
+	st, err := l.Inspect(localTestContext(t), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,14 +237,14 @@ func TestStartAlive(t *testing.T) {
 	}
 }
 
-func unixGetsid(pid int) (int, error) {
-	st, err := readStat(pid)
+func localSession(pid int) (int, error) {
+	st, err := readLocalStat(pid)
 	return st.Session, err
 }
 
-func TestStartLog(t *testing.T) {
+func TestLocalStartLog(t *testing.T) {
 	l := NewLocal()
-	ctx := testContext(t)
+	ctx := localTestContext(t)
 	dir := t.TempDir()
 	log := filepath.Join(dir, "deep", "er", "server.log")
 	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
@@ -247,7 +257,7 @@ func TestStartLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the launch to exit", func() bool {
+	localEventually(t, "the localLaunch to exit", func() bool {
 		st, err := l.Inspect(ctx, p)
 		return err == nil && st.Exited
 	})
@@ -267,11 +277,21 @@ func TestStartLog(t *testing.T) {
 	if _, err := os.Stat(p.Log); err != nil {
 		t.Error(err)
 	}
+
+	// A relative log is lockstep's, and recorded absolute.
+	t.Chdir(dir)
+	p, err = l.Start(ctx, Command{Line: "true"}, "rel.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "rel.log"); p.Log != want {
+		t.Errorf("log recorded as %q, want %q", p.Log, want)
+	}
 }
 
-func TestInspectExitCode(t *testing.T) {
+func TestLocalInspectExitCode(t *testing.T) {
 	l := NewLocal()
-	ctx := testContext(t)
+	ctx := localTestContext(t)
 	for _, tt := range []struct {
 		line   string
 		code   int
@@ -288,7 +308,7 @@ func TestInspectExitCode(t *testing.T) {
 				t.Fatalf("Start: %v", err)
 			}
 			var st ProcessState
-			eventually(t, "the exit", func() bool {
+			localEventually(t, "the exit", func() bool {
 				st, err = l.Inspect(ctx, p)
 				if err != nil {
 					t.Fatal(err)
@@ -310,17 +330,17 @@ func TestInspectExitCode(t *testing.T) {
 	}
 }
 
-func TestInspectZombie(t *testing.T) {
+func TestLocalInspectZombie(t *testing.T) {
 	l := NewLocal()
-	ctx := testContext(t)
+	ctx := localTestContext(t)
 	// The shell forks a short sleep, then becomes a long one that never
 	// reaps it: the short sleep ends as a zombie.
-	parent := start(t, l, "sleep 0.2 & echo $!; exec sleep 100")
-	child := atoi(t, logLines(t, parent, 1)[0])
+	parent := localStart(t, l, "sleep 0.2 & echo $!; exec sleep 100")
+	child := localAtoi(t, localLogLines(t, parent, 1)[0])
 	var st procStat
-	eventually(t, "the child to become a zombie", func() bool {
+	localEventually(t, "the child to become a zombie", func() bool {
 		var err error
-		st, err = readStat(child)
+		st, err = readLocalStat(child)
 		if err != nil {
 			t.Fatalf("the zombie was reaped: %v", err)
 		}
@@ -339,10 +359,10 @@ func TestInspectZombie(t *testing.T) {
 	}
 }
 
-func TestInspectReplaced(t *testing.T) {
+func TestLocalInspectReplaced(t *testing.T) {
 	l := NewLocal()
-	ctx := testContext(t)
-	p := start(t, l, "exec sleep 100")
+	ctx := localTestContext(t)
+	p := localStart(t, l, "exec sleep 100")
 	for _, other := range []*Local{l, NewLocal()} {
 		q := p
 		q.StartTime++
@@ -364,20 +384,20 @@ func TestInspectReplaced(t *testing.T) {
 	}
 }
 
-func TestStopGroup(t *testing.T) {
+func TestLocalStopGroup(t *testing.T) {
 	l := NewLocal()
-	ctx := testContext(t)
-	p := start(t, l, "sleep 100 & echo $!; sleep 100 | cat & echo $!; wait")
-	kids := logLines(t, p, 2)
-	if err := l.Stop(ctx, p, patience); err != nil {
+	ctx := localTestContext(t)
+	p := localStart(t, l, "sleep 100 & echo $!; sleep 100 | cat & echo $!; wait")
+	kids := localLogLines(t, p, 2)
+	if err := l.Stop(ctx, p, localPatience); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range append(kids, strconv.Itoa(p.PID)) {
-		if !gone(atoi(t, k)) {
+		if !localGone(localAtoi(t, k)) {
 			t.Errorf("pid %s still alive after Stop", k)
 		}
 	}
-	if n, _ := groupMembers(p.PGID); n != 0 {
+	if n, _ := localGroupMembers(p.PGID); n != 0 {
 		t.Errorf("%d processes left in group %d", n, p.PGID)
 	}
 	st, err := l.Inspect(ctx, p)
@@ -388,23 +408,23 @@ func TestStopGroup(t *testing.T) {
 		t.Errorf("after Stop: %+v, want ended by SIGTERM", st)
 	}
 	// Stopping again is a no-op.
-	if err := l.Stop(ctx, p, patience); err != nil {
+	if err := l.Stop(ctx, p, localPatience); err != nil {
 		t.Errorf("second Stop: %v", err)
 	}
 }
 
-func TestStopKillsAfterGrace(t *testing.T) {
+func TestLocalStopKillsAfterGrace(t *testing.T) {
 	l := NewLocal()
-	ctx := testContext(t)
+	ctx := localTestContext(t)
 	// An ignored signal stays ignored across fork and exec: nothing here
 	// dies of TERM.
-	p := start(t, l, "trap '' TERM; sleep 100 & echo $!; wait")
-	kid := atoi(t, logLines(t, p, 1)[0])
+	p := localStart(t, l, "trap '' TERM; sleep 100 & echo $!; wait")
+	kid := localAtoi(t, localLogLines(t, p, 1)[0])
 	if err := l.Stop(ctx, p, 200*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	if !gone(kid) || !gone(p.PID) {
-		t.Errorf("alive after Stop: shell %v, child %v", !gone(p.PID), !gone(kid))
+	if !localGone(kid) || !localGone(p.PID) {
+		t.Errorf("alive after Stop: shell %v, child %v", !localGone(p.PID), !localGone(kid))
 	}
 	st, err := l.Inspect(ctx, p)
 	if err != nil {
@@ -415,24 +435,24 @@ func TestStopKillsAfterGrace(t *testing.T) {
 	}
 }
 
-func TestStopContextEnds(t *testing.T) {
+func TestLocalStopContextEnds(t *testing.T) {
 	l := NewLocal()
-	p := start(t, l, "trap '' TERM; echo ready; exec sleep 100")
-	logLines(t, p, 1) // TERM is ignored from now on
+	p := localStart(t, l, "trap '' TERM; echo ready; exec sleep 100")
+	localLogLines(t, p, 1) // TERM is ignored from now on
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
-	err := l.Stop(ctx, p, patience)
+	err := l.Stop(ctx, p, localPatience)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Stop past its context: %v, want DeadlineExceeded", err)
 	}
-	if gone(p.PID) {
+	if localGone(p.PID) {
 		t.Error("the process died of TERM though it ignores it")
 	}
 }
 
-func TestStopRefuses(t *testing.T) {
+func TestLocalStopRefuses(t *testing.T) {
 	l := NewLocal()
-	ctx := testContext(t)
+	ctx := localTestContext(t)
 	own, _ := syscall.Getpgid(0)
 	for _, p := range []Process{{PID: 1, PGID: 0}, {PID: 1, PGID: 1}, {PGID: -5}, {PGID: own}} {
 		if err := l.Stop(ctx, p, time.Second); err == nil {
@@ -440,21 +460,20 @@ func TestStopRefuses(t *testing.T) {
 		}
 	}
 	// A replaced pid: nothing is signalled.
-	p := start(t, l, "exec sleep 100")
+	p := localStart(t, l, "exec sleep 100")
 	q := p
 	q.StartTime++
 	if err := l.Stop(ctx, q, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if gone(p.PID) {
+	if localGone(p.PID) {
 		t.Error("Stop of a replaced process killed the newcomer")
 	}
 }
 
-func TestStartSurvivesItsParent(t *testing.T) {
+func TestLocalStartSurvivesItsParent(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "survivor.log")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"=start", "HELPER_LINE=echo up; exec sleep 100", "HELPER_LOG="+log)
+	cmd := localHelper("start", "HELPER_LINE=echo up; exec sleep 100", "HELPER_LOG="+log)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("helper: %v", err)
@@ -464,19 +483,19 @@ func TestStartSurvivesItsParent(t *testing.T) {
 		t.Fatalf("helper said %q: %v", out, err)
 	}
 	l := NewLocal()
-	ctx := testContext(t)
+	ctx := localTestContext(t)
 	t.Cleanup(func() { _ = l.Stop(context.Background(), p, 0) })
 	st, err := l.Inspect(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !st.Alive {
-		t.Fatalf("the launch died with its parent: %+v", st)
+		t.Fatalf("the localLaunch died with its parent: %+v", st)
 	}
-	if ps, _ := readStat(p.PID); ps.PPID == cmd.Process.Pid {
+	if ps, _ := readLocalStat(p.PID); ps.PPID == cmd.Process.Pid {
 		t.Errorf("parent is still the helper %d", ps.PPID)
 	}
-	if err := l.Stop(ctx, p, patience); err != nil {
+	if err := l.Stop(ctx, p, localPatience); err != nil {
 		t.Fatal(err)
 	}
 	st, err = l.Inspect(ctx, p)
@@ -485,9 +504,9 @@ func TestStartSurvivesItsParent(t *testing.T) {
 	}
 }
 
-func TestMoveAside(t *testing.T) {
+func TestLocalMoveAside(t *testing.T) {
 	l := NewLocal()
-	ctx := testContext(t)
+	ctx := localTestContext(t)
 	path := filepath.Join(t.TempDir(), "server.log")
 	if got, err := l.MoveAside(ctx, path); got != "" || err != nil {
 		t.Errorf("MoveAside of a missing file = %q, %v; want \"\", nil", got, err)
@@ -530,9 +549,9 @@ func TestMoveAside(t *testing.T) {
 	}
 }
 
-func TestReadAt(t *testing.T) {
+func TestLocalReadAt(t *testing.T) {
 	l := NewLocal()
-	ctx := testContext(t)
+	ctx := localTestContext(t)
 	path := filepath.Join(t.TempDir(), "app.log")
 
 	data, info, err := l.ReadAt(ctx, path, 0, 100)
@@ -606,13 +625,13 @@ func TestReadAt(t *testing.T) {
 	}
 }
 
-func TestProcesses(t *testing.T) {
+func TestLocalProcesses(t *testing.T) {
 	l := NewLocal()
-	ctx := testContext(t)
+	ctx := localTestContext(t)
 	marker := fmt.Sprintf("%d.%06d", 200+os.Getpid()%100, time.Now().UnixNano()%1000000)
-	p := start(t, l, "exec sleep "+marker)
+	p := localStart(t, l, "exec sleep "+marker)
 	var ps []ProcessInfo
-	eventually(t, "the sleep to show", func() bool {
+	localEventually(t, "the sleep to show", func() bool {
 		var err error
 		ps, err = l.Processes(ctx, `^sleep `+regexp.QuoteMeta(marker)+`$`)
 		if err != nil {
@@ -645,9 +664,9 @@ func TestProcesses(t *testing.T) {
 	}
 }
 
-func TestListenersOwn(t *testing.T) {
+func TestLocalListenersOwn(t *testing.T) {
 	l := NewLocal()
-	ctx := testContext(t)
+	ctx := localTestContext(t)
 	for _, tt := range []struct{ network, addr string }{{"tcp4", "127.0.0.1:0"}, {"tcp6", "[::1]:0"}} {
 		t.Run(tt.network, func(t *testing.T) {
 			ln, err := net.Listen(tt.network, tt.addr)
@@ -660,7 +679,7 @@ func TestListenersOwn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := Listener{Address: ln.Addr().String(), PID: os.Getpid(), Command: procCommand(mustRead(t, "/proc/self/cmdline"), "")}
+			want := Listener{Address: ln.Addr().String(), PID: os.Getpid(), PGID: syscall.Getpgrp(), Command: procCommand(localMustRead(t, "/proc/self/cmdline"), "")}
 			if len(got) != 1 || got[0] != want {
 				t.Errorf("Listeners(%d) = %+v, want [%+v]", port, got, want)
 			}
@@ -684,7 +703,7 @@ func TestListenersOwn(t *testing.T) {
 	}
 }
 
-func mustRead(t *testing.T, path string) []byte {
+func localMustRead(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -693,9 +712,8 @@ func mustRead(t *testing.T, path string) []byte {
 	return b
 }
 
-func TestListenersChild(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"=listen")
+func TestLocalListenersChild(t *testing.T) {
+	cmd := localHelper("listen")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -708,8 +726,8 @@ func TestListenersChild(t *testing.T) {
 	if err != nil {
 		t.Fatalf("helper: %v", err)
 	}
-	port := atoi(t, strings.TrimSpace(line))
-	got, err := NewLocal().Listeners(testContext(t), port)
+	port := localAtoi(t, strings.TrimSpace(line))
+	got, err := NewLocal().Listeners(localTestContext(t), port)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -727,24 +745,24 @@ func TestListenersChild(t *testing.T) {
 	}
 }
 
-func TestDial(t *testing.T) {
+func TestLocalDial(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	c, err := NewLocal().Dial(testContext(t), "tcp", ln.Addr().String())
+	c, err := NewLocal().Dial(localTestContext(t), "tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
 	ln.Close()
-	if _, err := NewLocal().Dial(testContext(t), "tcp", ln.Addr().String()); err == nil {
+	if _, err := NewLocal().Dial(localTestContext(t), "tcp", ln.Addr().String()); err == nil {
 		t.Error("Dial to a closed port: no error")
 	}
 }
 
-func BenchmarkInspect(b *testing.B) {
+func BenchmarkLocalInspect(b *testing.B) {
 	l := NewLocal()
 	ctx := context.Background()
 	p, err := l.Start(ctx, Command{Line: "exec sleep 100"}, filepath.Join(b.TempDir(), "log"))
@@ -768,7 +786,7 @@ func BenchmarkInspect(b *testing.B) {
 
 // BenchmarkReadAtIncremental follows a growing log: each round appends a
 // line and reads what is new.
-func BenchmarkReadAtIncremental(b *testing.B) {
+func BenchmarkLocalReadAtIncremental(b *testing.B) {
 	l := NewLocal()
 	ctx := context.Background()
 	path := filepath.Join(b.TempDir(), "log")
@@ -789,7 +807,7 @@ func BenchmarkReadAtIncremental(b *testing.B) {
 	}
 }
 
-func BenchmarkListeners(b *testing.B) {
+func BenchmarkLocalListeners(b *testing.B) {
 	l := NewLocal()
 	ctx := context.Background()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -803,4 +821,130 @@ func BenchmarkListeners(b *testing.B) {
 			b.Fatal(got, err)
 		}
 	}
+}
+
+// The netlink answer and /proc's text agree, socket for socket.
+func TestLocalDiagMatchesProc(t *testing.T) {
+	ln4, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln4.Close()
+	port := ln4.Addr().(*net.TCPAddr).Port
+	for _, addr := range []string{fmt.Sprintf("[::1]:%d", port), fmt.Sprintf("127.0.0.2:%d", port)} {
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			defer ln.Close()
+		}
+	}
+	// Another port's listener and a connection on ours are left out.
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	c, err := net.Dial("tcp", ln4.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	viaDiag, err := diagListeners(port)
+	if err != nil {
+		t.Skipf("sock_diag unavailable: %v", err)
+	}
+	viaProc, err := procListeners(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(a, b tcpSocket) int { return int(a.Inode) - int(b.Inode) }
+	slices.SortFunc(viaDiag, key)
+	slices.SortFunc(viaProc, key)
+	if len(viaProc) < 2 || !slices.Equal(viaDiag, viaProc) {
+		t.Errorf("sock_diag: %+v\n/proc:     %+v", viaDiag, viaProc)
+	}
+}
+
+func TestLocalParseDiagMsg(t *testing.T) {
+	if _, err := parseDiagMsg(make([]byte, 10)); err == nil {
+		t.Error("a short message: no error")
+	}
+	b := make([]byte, inetDiagMsgLen)
+	b[0] = 99
+	if _, err := parseDiagMsg(b); err == nil {
+		t.Error("an unknown family: no error")
+	}
+}
+
+func BenchmarkLocalListenerSockets(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	for _, bc := range []struct {
+		name string
+		fn   func(int) ([]tcpSocket, error)
+	}{{"sock_diag", diagListeners}, {"proc", procListeners}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				if s, err := bc.fn(port); err != nil || len(s) != 1 {
+					b.Fatal(s, err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkLocalProcesses(b *testing.B) {
+	l := NewLocal()
+	for b.Loop() {
+		if _, err := l.Processes(context.Background(), `^sleep `); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestLocalCapped(t *testing.T) {
+	c := cappedBuffer{limit: 5}
+	for _, s := range []string{"abc", "defg", "hij"} {
+		if n, err := c.Write([]byte(s)); n != len(s) || err != nil {
+			t.Errorf("Write(%q) = %d, %v; want all taken", s, n, err)
+		}
+	}
+	if string(c.b) != "abcde" {
+		t.Errorf("kept %q, want abcde", c.b)
+	}
+}
+
+func TestLocalStopContinuesStopped(t *testing.T) {
+	l := NewLocal()
+	ctx := localTestContext(t)
+	p := localStart(t, l, "exec sleep 100")
+	if err := syscall.Kill(p.PID, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	localEventually(t, "the process to stop", func() bool {
+		st, err := readLocalStat(p.PID)
+		return err == nil && st.State == "T"
+	})
+	// A long grace: only TERM, once continued, can end it in time.
+	if err := l.Stop(ctx, p, localPatience); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := l.Inspect(ctx, p); err != nil || st.Signal != "SIGTERM" {
+		t.Errorf("after Stop: %+v %v, want ended by SIGTERM", st, err)
+	}
+}
+
+func FuzzLocalParseDiagMsg(f *testing.F) {
+	msg := make([]byte, inetDiagMsgLen)
+	msg[0], msg[1] = syscall.AF_INET6, tcpListen
+	f.Add(msg)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := parseDiagMsg(b)
+		if err == nil && !s.Local.IsValid() {
+			t.Errorf("parsed %+v with an invalid address", s)
+		}
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 
 	"lockstep/loads"
 )
@@ -25,7 +26,17 @@ func main() {
 	flag.IntVar(&h.Requests, "n", 0, "measured requests")
 	flag.DurationVar(&h.Warmup, "warmup", 0, "warm-up, not measured")
 	flag.DurationVar(&h.Timeout, "timeout", 0, "per-request timeout")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "loadgen:", err)
+			os.Exit(2)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -36,6 +47,7 @@ func main() {
 		out.Encode(res)
 	}
 	if err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(1)
 	}

@@ -30,13 +30,13 @@ flags:
                                 beside the plan, or $LOCKSTEP_RECORDS)
 `
 
-// usageError is a mistake in the command line: exit status 2.
-type usageError struct{ msg string }
+// attemptsUsageError is a mistake in the command line: exit status 2.
+type attemptsUsageError struct{ msg string }
 
-func (e usageError) Error() string { return e.msg }
+func (e attemptsUsageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error {
-	return usageError{fmt.Sprintf(format, args...)}
+	return attemptsUsageError{fmt.Sprintf(format, args...)}
 }
 
 // attemptsArgs is the attempts command line, parsed with no I/O.
@@ -64,7 +64,7 @@ func attemptsCmd(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	fmt.Fprintf(stderr, "lockstep: %v\n", err)
-	var ue usageError
+	var ue attemptsUsageError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(stderr, "run 'lockstep attempts -h' for usage\n")
 		return 2

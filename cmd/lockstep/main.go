@@ -1,7 +1,6 @@
-// Command lockstep runs declarative verification plans: steps that each
-// wait for what they observe to confirm them before the plan moves on.
-// main.go dispatches to the subcommands; each lives in its own file, and
-// voice.go holds how lockstep speaks.
+// Command lockstep runs declarative verification plans. This package only
+// turns flags into calls and results into views; the logic lives in
+// plans, runner and steps.
 package main
 
 import (
@@ -9,58 +8,101 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 )
 
-// command is a subcommand: it parses its own flags and returns the exit
-// code.
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// A command is one subcommand: a summary for the command list and the
+// function that runs it. run parses its own flags (printing its help for
+// -h) and returns the exit code.
 type command struct {
 	summary string
 	run     func(args []string, stdout, stderr io.Writer) int
 }
 
+// commands is every subcommand; adding one is one line here.
 func commands() map[string]command {
 	return map[string]command{
-		"run":      {"run a plan: one attempt, recorded", runCmd},
+		"validate": {"check plans without running anything", validateCommand},
+		"fmt":      {"lay out plan files canonically", fmtCommand},
+		"explain":  {"say what each step does and what it must observe to move on", explainCommand},
+		"run":      {"run a plan: one attempt, recorded; --matrix for several", runCmd},
 		"attempts": {"the table of attempts; show one; diff two", attemptsCmd},
 	}
 }
 
-func main() {
-	os.Exit(lockstep(os.Args[1:], os.Stdout, os.Stderr))
-}
+const usage = `lockstep runs declarative verification plans: steps that move on only
+when observed state confirms them.
 
-func lockstep(args []string, stdout, stderr io.Writer) int {
+Usage:
+  lockstep COMMAND [ARGUMENTS]
+
+Commands:
+%s
+Run 'lockstep COMMAND --help' for a command's flags and examples.
+
+Examples:
+  lockstep run examples/quickstart.hcl
+  lockstep attempts examples/quickstart.hcl
+  lockstep validate examples/quickstart.hcl
+  lockstep explain examples/glm5.hcl --format markdown
+  lockstep fmt -check
+`
+
+func run(args []string, stdout, stderr io.Writer) int {
 	cmds := commands()
 	if len(args) == 0 {
-		mainUsage(stderr, cmds)
-		return 2
+		fmt.Fprint(stderr, commandList(cmds))
+		return exitUsage
 	}
-	switch args[0] {
+	name := args[0]
+	switch name {
 	case "-h", "-help", "--help", "help":
-		mainUsage(stdout, cmds)
-		return 0
-	case "-version", "--version", "version":
-		fmt.Fprintln(stdout, "lockstep", version())
-		return 0
+		if name == "help" && len(args) > 1 {
+			if c, ok := cmds[args[1]]; ok {
+				return c.run([]string{"--help"}, stdout, stderr)
+			}
+			return usageError(stderr, fmt.Sprintf("unknown command %q", args[1]), commandHint(args[1], cmds))
+		}
+		fmt.Fprint(stdout, commandList(cmds))
+		return exitOK
 	}
-	c, ok := cmds[args[0]]
+	c, ok := cmds[name]
 	if !ok {
-		fmt.Fprintf(stderr, "lockstep: unknown command %q\n", args[0])
-		mainUsage(stderr, cmds)
-		return 2
+		if strings.HasPrefix(name, "-") {
+			return usageError(stderr, fmt.Sprintf("flag %s comes after a command", name), "write lockstep COMMAND "+name+"; lockstep --help lists the commands")
+		}
+		return usageError(stderr, fmt.Sprintf("unknown command %q", name), commandHint(name, cmds))
 	}
 	return c.run(args[1:], stdout, stderr)
 }
 
-func mainUsage(w io.Writer, cmds map[string]command) {
-	fmt.Fprint(w, "usage: lockstep COMMAND [ARGS]\n\nlockstep runs declarative verification plans: each step waits until what\nit observes confirms it before the plan moves on.\n\nCommands:\n")
+func commandList(cmds map[string]command) string {
+	names := make([]string, 0, len(cmds))
+	width := 0
+	for n := range cmds {
+		names = append(names, n)
+		width = max(width, len(n))
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, n, cmds[n].summary)
+	}
+	return fmt.Sprintf(usage, b.String())
+}
+
+func commandHint(name string, cmds map[string]command) string {
 	names := make([]string, 0, len(cmds))
 	for n := range cmds {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
+	if s := closest(name, names); s != "" {
+		return fmt.Sprintf("did you mean %q? lockstep --help lists the commands", s)
 	}
-	fmt.Fprint(w, "\nRun 'lockstep COMMAND --help' for a command's flags and examples.\n")
+	return "lockstep --help lists the commands"
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/hashicorp/hcl/v2"
 	"golang.org/x/term"
 
 	"lockstep/plans"
@@ -68,9 +70,9 @@ Examples:
 
 func parseRunFlags(args []string) (runFlags, error) {
 	var f runFlags
-	fs := newFlagSet("run", runUsage)
-	fs.Func("var", "", func(s string) error { f.vars = append(f.vars, s); return nil })
-	fs.Func("var-file", "", func(s string) error { f.varFiles = append(f.varFiles, s); return nil })
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.Var((*listFlag)(&f.vars), "var", "")
+	fs.Var((*listFlag)(&f.varFiles), "var-file", "")
 	fs.BoolVar(&f.keep, "keep", false, "")
 	fs.BoolVar(&f.json, "json", false, "")
 	fs.BoolVar(&f.plain, "plain", false, "")
@@ -86,7 +88,7 @@ func parseRunFlags(args []string) (runFlags, error) {
 		return nil
 	})
 	fs.BoolVar(&f.failFast, "fail-fast", false, "")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return f, err
 	}
@@ -103,17 +105,17 @@ func parseRunFlags(args []string) (runFlags, error) {
 func runCmd(args []string, stdout, stderr io.Writer) int {
 	f, err := parseRunFlags(args)
 	if err != nil {
-		return failUsage(stdout, stderr, runUsage, err)
+		return flagsFailed("run", err, runUsage, stdout, stderr)
 	}
 	p, diags := plans.ParseFile(f.plan)
 	if diags.HasErrors() {
-		writeDiags(stderr, p, diags)
-		return 2
+		writeDiagnostics(stderr, planFiles(p), diags)
+		return exitInvalid
 	}
-	writeDiags(stderr, p, diags) // warnings
+	writeDiagnostics(stderr, planFiles(p), diags) // warnings
 	combos, err := matrixCombos(f.matrix)
 	if err != nil {
-		return failUsage(stdout, stderr, runUsage, err)
+		return flagsFailed("run", err, runUsage, stdout, stderr)
 	}
 	// Every combination is resolved before the first runs: a bad value
 	// fails the whole matrix up front, with nothing half-done.
@@ -121,8 +123,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	for i, c := range combos {
 		s, diags := p.Resolve(plans.Inputs{Vars: append(append([]string{}, f.vars...), c...), VarFiles: f.varFiles, Environ: os.Environ()})
 		if diags.HasErrors() {
-			writeDiags(stderr, p, diags)
-			return 2
+			writeDiagnostics(stderr, s.Files, diags)
+			return exitInvalid
 		}
 		scopes[i] = s
 	}
@@ -297,4 +299,11 @@ func username() string {
 		return u.Username
 	}
 	return os.Getenv("USER")
+}
+
+func planFiles(p *plans.Plan) map[string]*hcl.File {
+	if p == nil {
+		return nil
+	}
+	return p.Files
 }

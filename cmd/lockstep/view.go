@@ -300,9 +300,14 @@ func (v *liveView) redraw(frame int) {
 		n := int(*v.frac * width)
 		line += fmt.Sprintf(" [%s%s] %3.0f%%", strings.Repeat("█", n), strings.Repeat("░", width-n), *v.frac*100)
 	}
-	if v.status != "" {
+	// With a progress bar the log's last line says more than the
+	// conditions still unmet; without one, the conditions do.
+	switch {
+	case v.frac != nil && v.last != "":
+		line += "  " + v.s.dim(v.last)
+	case v.status != "":
 		line += "  " + v.status
-	} else if v.last != "" {
+	case v.last != "":
 		line += "  " + v.s.dim(v.last)
 	}
 	if w := v.width(); w > 10 && len([]rune(line)) > w-1 {

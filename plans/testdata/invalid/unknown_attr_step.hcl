@@ -1,5 +1,4 @@
-# want: 4:1 Missing command
-# want: 5:3 Unsupported argument
+# want: 4:3 Unsupported argument
 # detail: Did you mean "command"?
 step "run" "build" {
   comand = "make"

@@ -1,0 +1,69 @@
+package loads
+
+import (
+	"context"
+	"net"
+	"testing"
+)
+
+// The client must not allocate per request: at tens of thousands of
+// requests a second, garbage collection would cost the generator the
+// throughput it measures.
+func TestClientDoesNotAllocatePerRequest(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	response := []byte("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: text/plain\r\n\r\nhello")
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, 4096)
+		for {
+			// Each request arrives in one write and fits the buffer.
+			if _, err := c.Read(buf); err != nil {
+				return
+			}
+			if _, err := c.Write(response); err != nil {
+				return
+			}
+		}
+	}()
+	w, err := newWire("http://"+l.Addr().String()+"/x", "GET", map[string]string{"Accept": "*/*"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient1(context.Background(), w, Dialer(nil).orDefault(), defaultTimeout)
+	defer c.close()
+	if status, err := c.do(); err != nil || status != 200 {
+		t.Fatalf("do = %d, %v", status, err)
+	}
+	allocs := testing.AllocsPerRun(2000, func() {
+		if _, err := c.do(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 0.1 {
+		t.Errorf("%.2f allocations per request, want none", allocs)
+	}
+}
+
+func TestParseHexAndFold(t *testing.T) {
+	for in, want := range map[string]int64{"0": 0, "a": 10, "FF": 255, "1f4": 500} {
+		if got, err := parseHex([]byte(in)); err != nil || got != want {
+			t.Errorf("parseHex(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "g", "-1", "1234567890abcdef0"} {
+		if _, err := parseHex([]byte(bad)); err == nil {
+			t.Errorf("parseHex(%q) did not fail", bad)
+		}
+	}
+	if !containsFold([]byte("Keep-Alive, Upgrade"), "keep-alive") || containsFold([]byte("close"), "keep-alive") {
+		t.Error("containsFold")
+	}
+}

@@ -1,0 +1,329 @@
+package loads_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"lockstep/loads"
+	"lockstep/loads/loadtest"
+)
+
+func runOpenAI(t *testing.T, o loads.OpenAI) loads.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := o.Run(ctx, nil, nil)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return res
+}
+
+// The server's truth: first token 200 ms after the request, then one every
+// 100 ms, 6 tokens (e2e 700 ms, TPOT 500/5 = 100 ms: dividing by the 6
+// tokens instead of the 5 intervals would give 83), 100-word prompts, 4
+// requests in flight. Tolerances (+25% on TTFT, +-12% on TPOT and ITL,
+// more on means and p99) allow for 2 cores shared with other work and the
+// race detector; token counts are exact.
+func TestOpenAIStreamMetricsMatchServerTimings(t *testing.T) {
+	for _, usage := range []bool{true, false} {
+		for _, chat := range []bool{true, false} {
+			name := map[bool]string{true: "chat", false: "completions"}[chat] + map[bool]string{true: " with usage", false: " without usage"}[usage]
+			t.Run(name, func(t *testing.T) {
+				srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{TTFT: 200 * time.Millisecond, ITL: 100 * time.Millisecond, Tokens: 6, Usage: usage})
+				defer srv.Close()
+				path := map[bool]string{true: "/v1/chat/completions", false: "/v1/completions"}[chat]
+				res := runOpenAI(t, loads.OpenAI{URL: srv.URL + path, Stream: true, Concurrency: 4, Requests: 8, PromptTokens: 100})
+				m := res.Metrics
+				exactly(t, m, "completed", 8)
+				exactly(t, m, "errors", 0)
+				exactly(t, m, "output_tokens", 8*6)
+				exactly(t, m, "input_tokens", 8*100)
+				within(t, m, "ttft_median_ms", 200, 250)
+				within(t, m, "ttft_mean_ms", 200, 280)
+				within(t, m, "ttft_p99_ms", 200, 450)
+				within(t, m, "tpot_median_ms", 88, 112)
+				within(t, m, "tpot_mean_ms", 85, 115)
+				within(t, m, "itl_median_ms", 88, 112)
+				within(t, m, "itl_mean_ms", 85, 115)
+				within(t, m, "itl_p99_ms", 88, 250)
+				within(t, m, "e2e_latency_median_ms", 700, 770)
+				within(t, m, "e2e_latency_p99_ms", 700, 900)
+				// 4 in flight, 700 ms each, two waves: about 5.7 requests/s.
+				within(t, m, "achieved_concurrency", 3.2, 4.01)
+				within(t, m, "duration_s", 1.4, 1.9)
+				within(t, m, "requests_per_s", 8/1.9, 8/1.4)
+				within(t, m, "output_tokens_per_s", 8*6/1.9, 8*6/1.4)
+				within(t, m, "input_tokens_per_s", 8*100/1.9, 8*100/1.4)
+				within(t, m, "total_tokens_per_s", m["input_tokens_per_s"]+m["output_tokens_per_s"]-0.001, m["input_tokens_per_s"]+m["output_tokens_per_s"]+0.001)
+				within(t, m, "requests_per_s", 8/m["duration_s"]-0.001, 8/m["duration_s"]+0.001)
+				// No limits: every completed request is good.
+				exactly(t, m, "goodput_share", 1)
+				within(t, m, "goodput_requests_per_s", m["requests_per_s"], m["requests_per_s"])
+				want := map[bool]string{true: "usage", false: "stream"}[usage]
+				if got := res.Notes["token_source"]; got != want {
+					t.Errorf("token_source = %q, want %q", got, want)
+				}
+				if srv.MaxInFlight() != 4 {
+					t.Errorf("server saw %d requests at once, want 4", srv.MaxInFlight())
+				}
+			})
+		}
+	}
+}
+
+func TestOpenAIWithoutStream(t *testing.T) {
+	srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{TTFT: 50 * time.Millisecond, ITL: 10 * time.Millisecond, Tokens: 20, Usage: true})
+	defer srv.Close()
+	res := runOpenAI(t, loads.OpenAI{URL: srv.URL + "/v1/chat/completions", Concurrency: 2, Requests: 6, PromptTokens: 30})
+	m := res.Metrics
+	exactly(t, m, "completed", 6)
+	exactly(t, m, "output_tokens", 6*20)
+	exactly(t, m, "input_tokens", 6*30)
+	within(t, m, "e2e_latency_median_ms", 240, 320)
+	// Without a stream the first token arrives with the last.
+	within(t, m, "ttft_median_ms", m["e2e_latency_median_ms"], m["e2e_latency_median_ms"])
+	for _, k := range []string{"tpot_median_ms", "itl_median_ms"} {
+		if _, ok := m[k]; ok {
+			t.Errorf("%s reported without a stream", k)
+		}
+	}
+	if res.Notes["token_source"] != "usage" {
+		t.Errorf("token_source = %q", res.Notes["token_source"])
+	}
+	b := srv.Bodies()[0]
+	if b["stream"] != false || b["stream_options"] != nil {
+		t.Errorf("request body %v: want stream false and no stream_options", b)
+	}
+}
+
+func TestOpenAIExpectKeepsFailingSamples(t *testing.T) {
+	srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{Tokens: 8, Usage: true, GarbageEvery: 4})
+	defer srv.Close()
+	res := runOpenAI(t, loads.OpenAI{URL: srv.URL + "/v1/chat/completions", Stream: true, Requests: 20, Expect: `answer is 4`})
+	exactly(t, res.Metrics, "answers_matching_share", 0.75)
+	if len(res.Samples) != 5 {
+		t.Fatalf("samples = %q, want 5 failing answers", res.Samples)
+	}
+	for _, s := range res.Samples {
+		if !strings.HasPrefix(s, "zq zq") {
+			t.Errorf("sample %q is not a failing answer", s)
+		}
+	}
+}
+
+func TestOpenAIGoodput(t *testing.T) {
+	// Every 2nd request waits 1 s for its first token; the limit is 400 ms.
+	srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond, Tokens: 5,
+		Usage: true, SlowEvery: 2, SlowTTFT: time.Second})
+	defer srv.Close()
+	res := runOpenAI(t, loads.OpenAI{URL: srv.URL + "/v1/completions", Stream: true, Requests: 10, Concurrency: 10,
+		TTFTLimit: 400 * time.Millisecond, TPOTLimit: 200 * time.Millisecond})
+	m := res.Metrics
+	exactly(t, m, "goodput_share", 0.5)
+	within(t, m, "goodput_requests_per_s", m["requests_per_s"]/2-0.001, m["requests_per_s"]/2+0.001)
+
+	// A TPOT limit far below the server's 50 ms per token fails every
+	// request (only a first token 160 ms late could bring one under 10 ms).
+	srv2 := loadtest.NewOpenAI(loadtest.OpenAIConfig{ITL: 50 * time.Millisecond, Tokens: 5, Usage: true})
+	defer srv2.Close()
+	res = runOpenAI(t, loads.OpenAI{URL: srv2.URL + "/v1/completions", Stream: true, Requests: 4, Concurrency: 4, TPOTLimit: 10 * time.Millisecond})
+	exactly(t, res.Metrics, "goodput_share", 0)
+}
+
+func TestOpenAIErrorsCounted(t *testing.T) {
+	srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{Tokens: 3, Usage: true, FailEvery: 5})
+	defer srv.Close()
+	res := runOpenAI(t, loads.OpenAI{URL: srv.URL + "/v1/chat/completions", Stream: true, Requests: 20, Concurrency: 2, KeepRequests: true})
+	m := res.Metrics
+	exactly(t, m, "requests", 20)
+	exactly(t, m, "completed", 16)
+	exactly(t, m, "errors", 4)
+	exactly(t, m, "goodput_share", 0.8)
+	if len(res.Samples) == 0 || !strings.Contains(res.Samples[0], "HTTP 500") {
+		t.Errorf("samples = %q, want the HTTP 500", res.Samples)
+	}
+	if len(res.Requests) != 20 {
+		t.Fatalf("kept %d request records, want 20", len(res.Requests))
+	}
+	var failed int
+	for _, r := range res.Requests {
+		switch {
+		case r.Status == 500 && r.Error != "":
+			failed++
+		case r.Status == 200 && r.Error == "" && r.OutputTokens == 3 && r.E2E >= r.TTFT && r.TTFT > 0:
+		default:
+			t.Errorf("record %+v", r)
+		}
+	}
+	if failed != 4 {
+		t.Errorf("%d failed records, want 4", failed)
+	}
+}
+
+func TestOpenAIRequestBodyAndModelDiscovery(t *testing.T) {
+	srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{Model: "glm-5", Tokens: 2, Usage: true})
+	defer srv.Close()
+	res := runOpenAI(t, loads.OpenAI{URL: srv.URL + "/v1/chat/completions", Stream: true, Requests: 2, MaxTokens: 7,
+		ExtraBody: map[string]any{"temperature": 0, "ignore_eos": true, "stream_options": map[string]any{"include_usage": true, "continuous_usage_stats": false}},
+		Headers:   map[string]string{"Authorization": "Bearer x"}})
+	if res.Notes["model"] != "glm-5" {
+		t.Errorf("model note = %q, want the one /v1/models names", res.Notes["model"])
+	}
+	b := srv.Bodies()[0]
+	for k, want := range map[string]any{"model": "glm-5", "max_tokens": 7.0, "stream": true, "temperature": 0.0, "ignore_eos": true} {
+		if b[k] != want {
+			t.Errorf("body[%q] = %v, want %v (body %v)", k, b[k], want, b)
+		}
+	}
+	if so, _ := b["stream_options"].(map[string]any); so["continuous_usage_stats"] != false || so["include_usage"] != true {
+		t.Errorf("stream_options = %v: extra_body must win", b["stream_options"])
+	}
+
+	// A model the server does not serve is an error per request.
+	res = runOpenAI(t, loads.OpenAI{URL: srv.URL + "/v1/chat/completions", Model: "other", Requests: 2})
+	exactly(t, res.Metrics, "errors", 2)
+}
+
+func TestOpenAIPromptsSeededAndFromFile(t *testing.T) {
+	prompts := func(o loads.OpenAI) []string {
+		srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{Tokens: 1, Usage: true})
+		defer srv.Close()
+		o.URL = srv.URL + "/v1/completions"
+		runOpenAI(t, o)
+		return srv.Prompts()
+	}
+	a := prompts(loads.OpenAI{Requests: 3, PromptTokens: 12, Seed: 1})
+	b := prompts(loads.OpenAI{Requests: 3, PromptTokens: 12, Seed: 1})
+	c := prompts(loads.OpenAI{Requests: 3, PromptTokens: 12, Seed: 2})
+	if strings.Join(a, "|") != strings.Join(b, "|") {
+		t.Errorf("same seed, different prompts:\n%q\n%q", a, b)
+	}
+	if a[0] == c[0] || a[0] == a[1] {
+		t.Errorf("prompts repeat across seeds or requests: %q, %q", a, c)
+	}
+	if n := len(strings.Fields(a[0])); n != 12 {
+		t.Errorf("prompt %q has %d words, want 12", a[0], n)
+	}
+
+	file := filepath.Join(t.TempDir(), "prompts.jsonl")
+	os.WriteFile(file, []byte(`{"prompt": "one two three"}`+"\n\n"+
+		`{"messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "four five"}]}`+"\n"), 0o644)
+	srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{Tokens: 1, Usage: true})
+	defer srv.Close()
+	res := runOpenAI(t, loads.OpenAI{URL: srv.URL + "/v1/chat/completions", PromptsFile: file, Requests: 4})
+	// The server counts words: 3 + 4 + 3 + 4.
+	exactly(t, res.Metrics, "input_tokens", 14)
+	if got := srv.Prompts(); got[0] != "one two three" || got[1] != "be brief\nfour five" {
+		t.Errorf("server saw prompts %q", got)
+	}
+
+	_, err := loads.OpenAI{URL: srv.URL + "/v1/completions", PromptsFile: file}.Run(context.Background(), nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "prompts.jsonl:3: messages need a chat endpoint") {
+		t.Errorf("messages to /v1/completions: error %v", err)
+	}
+}
+
+func TestOpenAIOpenModelAndDuration(t *testing.T) {
+	srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{TTFT: 10 * time.Millisecond, ITL: 5 * time.Millisecond, Tokens: 4, Usage: true})
+	defer srv.Close()
+	// Poisson arrivals at 40/s: 40 requests take about a second.
+	res := runOpenAI(t, loads.OpenAI{URL: srv.URL + "/v1/completions", Stream: true, Rate: 40, Requests: 40})
+	exactly(t, res.Metrics, "completed", 40)
+	within(t, res.Metrics, "duration_s", 0.4, 2.5)
+	if res.Notes["arrivals"] != "poisson" {
+		t.Errorf("arrivals note = %q", res.Notes["arrivals"])
+	}
+
+	// A duration with a warm-up: the warm-up's requests are not counted.
+	before := srv.Requests()
+	res = runOpenAI(t, loads.OpenAI{URL: srv.URL + "/v1/completions", Stream: true, Concurrency: 2,
+		Warmup: 200 * time.Millisecond, Duration: 400 * time.Millisecond})
+	sent := float64(srv.Requests() - before)
+	within(t, res.Metrics, "completed", 10, sent-5)
+	within(t, res.Metrics, "duration_s", 0.4, 0.7)
+}
+
+// concurrency 1024 against the streaming server: the generator itself must
+// not fail (file descriptors, connection pool, timers) and must really hold
+// 1024 requests open: the server sends no token until it sees 1024 at once.
+func TestOpenAIConcurrency1024(t *testing.T) {
+	raiseFileLimit(t, 8192)
+	// Slow tokens keep the event rate within what 2 shared cores running
+	// the race detector can serve: 1024 streams at 5 events/s.
+	srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{TTFT: 200 * time.Millisecond, ITL: 200 * time.Millisecond, Tokens: 8,
+		Usage: true, Gate: 1024, GateTimeout: 20 * time.Second})
+	defer srv.Close()
+	res := runOpenAI(t, loads.OpenAI{URL: srv.URL + "/v1/chat/completions", Stream: true, Concurrency: 1024, Requests: 2048, PromptTokens: 16})
+	m := res.Metrics
+	exactly(t, m, "errors", 0)
+	exactly(t, m, "completed", 2048)
+	exactly(t, m, "output_tokens", 2048*8)
+	if got := srv.MaxInFlight(); got != 1024 {
+		t.Errorf("server saw at most %d requests at once, want 1024", got)
+	}
+	t.Logf("achieved_concurrency %.0f, requests_per_s %.0f, ttft_p99 %.0f ms, duration %.1f s",
+		m["achieved_concurrency"], m["requests_per_s"], m["ttft_p99_ms"], m["duration_s"])
+}
+
+func raiseFileLimit(t *testing.T, want uint64) {
+	t.Helper()
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	if lim.Cur >= want {
+		return
+	}
+	lim.Cur = min(want, lim.Max)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < want {
+		t.Skipf("cannot raise RLIMIT_NOFILE to %d (max %d): %v", want, lim.Max, err)
+	}
+}
+
+func TestOpenAICancel(t *testing.T) {
+	srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{TTFT: time.Minute, Tokens: 2})
+	defer srv.Close()
+	for _, o := range []loads.OpenAI{
+		{Concurrency: 8, Requests: 8},
+		{Rate: 100, Concurrency: 2, Requests: 50}, // arrivals wait for a free slot
+	} {
+		o.URL, o.Model, o.Stream = srv.URL+"/v1/chat/completions", "test-model", true
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		start := time.Now()
+		_, err := o.Run(ctx, nil, nil)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("rate %v: Run error = %v, want one wrapping context.DeadlineExceeded", o.Rate, err)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("rate %v: Run took %v after its context ended", o.Rate, d)
+		}
+	}
+}
+
+func TestOpenAIInvalidConfig(t *testing.T) {
+	tests := []struct {
+		o    loads.OpenAI
+		want string
+	}{
+		{loads.OpenAI{}, "url is empty"},
+		{loads.OpenAI{URL: "http://x/v1/embeddings"}, "path must end in /chat/completions or /completions"},
+		{loads.OpenAI{URL: "http://x/v1/completions", Expect: "("}, "expect: error parsing regexp"},
+		{loads.OpenAI{URL: "http://x/v1/completions", PromptTokens: 5, PromptsFile: "p.jsonl"}, "exclude each other"},
+		{loads.OpenAI{URL: "http://x/v1/completions", Rate: -2}, "rate -2"},
+		{loads.OpenAI{URL: "http://x/v1/completions", PromptsFile: "/nonexistent.jsonl"}, "read prompts"},
+	}
+	for _, tt := range tests {
+		_, err := tt.o.Run(context.Background(), nil, nil)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Run(%+v) error = %v, want it to say %q", tt.o, err, tt.want)
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package plans_test
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+
+	"lockstep/plans"
+)
+
+func Example() {
+	src := []byte(`
+variable "backend" {
+  default = "cutlass"
+}
+
+variable "token" {
+  default   = "hunter2"
+  sensitive = true
+}
+
+step "launch" "server" {
+  command = "serve --backend ${shellquote(var.backend)} --token ${var.token}"
+  postcondition {
+    condition = strcontains(self.log, "backend=${var.backend}")
+  }
+}
+`)
+	p, diags := plans.Parse("example.hcl", src)
+	if diags.HasErrors() {
+		hcl.NewDiagnosticTextWriter(os.Stderr, p.Files, 78, false).WriteDiagnostics(diags)
+		return
+	}
+	// The plan is valid, with a warning: var.token goes into the command
+	// unquoted.
+	fmt.Println(len(diags), diags[0].Summary)
+
+	scope, diags := p.Resolve(plans.Inputs{Vars: []string{"backend=triton"}})
+	if diags.HasErrors() {
+		return
+	}
+	step := p.Steps[0]
+	cmd, _ := step.Command.Value(scope.EvalContext(nil))
+	fmt.Println(step.Addr(), "command is sensitive:", cmd.HasMark(plans.Sensitive))
+
+	// Conditions see the step's observed state as self.
+	self := cty.ObjectVal(map[string]cty.Value{"log": cty.StringVal("config: backend=triton\n")})
+	ok, _ := step.Postconditions[0].Condition.Value(scope.EvalContext(map[string]cty.Value{"self": self}))
+	fmt.Println(step.Postconditions[0].Source, "=", ok.True())
+
+	timeout, _ := scope.Timeout(step)
+	fmt.Println("gives up after", timeout)
+	// Output:
+	// 1 Unquoted value in a command
+	// launch.server command is sensitive: true
+	// strcontains(self.log, "backend=${var.backend}") = true
+	// gives up after 2m0s
+}

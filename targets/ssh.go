@@ -1,0 +1,881 @@
+package targets
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/sys/unix"
+)
+
+// SSH is a host reached over SSH (golang.org/x/crypto/ssh). It holds one
+// connection, opened on first use and shared by every call; when the
+// connection drops, calls fail with errors wrapping ErrDisconnected and the
+// next call reconnects (with backoff, within its context).
+//
+// Run gives each command a session of its own, run as
+// `exec /bin/sh -c '...'` (sshd starts every session under the user's
+// login shell; exec leaves it at once, so the command runs under POSIX sh
+// whatever that shell is). Everything else (Inspect, ReadAt, Stat, Stop,
+// Start, MoveAside, Processes, Listeners) is a short sh script sent to one
+// of a few long-lived worker shells on the connection (see ssh_worker.go):
+// a fresh session pays the login shell's startup, ~/.bashrc included,
+// and a worker pays it once. Environment variables are exported by the
+// script, since sshd refuses most "env" requests.
+type SSH struct {
+	name     string
+	cfg      SSHConfig
+	resolver resolver
+	// runSessions bounds Run's sessions open at once: OpenSSH refuses
+	// more than MaxSessions (default 10) on one connection, workers
+	// included.
+	runSessions chan struct{}
+
+	mu      sync.Mutex
+	conn    *sshConn
+	dialing chan struct{} // closed when the dial in progress ends
+	closed  bool
+	backoff time.Duration
+}
+
+var _ Target = (*SSH)(nil)
+
+// NewSSH returns the SSH target name for cfg (usually from ResolveSSH).
+// It does not connect: the first call does. What cfg leaves empty takes
+// OpenSSH's defaults without reading any configuration.
+func NewSSH(name string, cfg SSHConfig) *SSH {
+	return newSSH(name, cfg, defaultResolver())
+}
+
+func newSSH(name string, cfg SSHConfig, r resolver) *SSH {
+	if cfg.Host == "" {
+		cfg.Host = name
+	}
+	return &SSH{
+		name:        name,
+		cfg:         withDefaults(cfg, r),
+		resolver:    r,
+		runSessions: make(chan struct{}, maxRunSessions),
+	}
+}
+
+// Name is the plan's name for the target.
+func (s *SSH) Name() string { return s.name }
+
+// Config is the configuration the target connects with, defaults filled.
+func (s *SSH) Config() SSHConfig { return s.cfg }
+
+// Close closes the connection. Processes started with Start keep running.
+func (s *SSH) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.conn != nil {
+		s.conn.end(errors.New("closed by lockstep"))
+	}
+	return nil
+}
+
+// errClosed is a call made after Close.
+var errClosed = errors.New("target closed")
+
+// connect returns the live connection, dialing one if there is none. Only
+// one dial runs at a time; concurrent callers wait for it. After a drop,
+// the call that reconnects retries with backoff until ctx ends; a first
+// connection is tried once, so a wrong host name fails fast.
+func (s *SSH) connect(ctx context.Context) (*sshConn, error) {
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("ssh %s: %w", s.name, errClosed)
+		}
+		if s.conn != nil && s.conn.alive() {
+			c := s.conn
+			s.mu.Unlock()
+			return c, nil
+		}
+		if s.dialing != nil {
+			wait := s.dialing
+			s.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, s.errorf("connect: %w", ctx.Err())
+			}
+		}
+		dropped := s.conn // the connection that died, nil before the first
+		done := make(chan struct{})
+		s.dialing = done
+		s.mu.Unlock()
+
+		c, err := s.redial(ctx, dropped)
+
+		s.mu.Lock()
+		s.dialing = nil
+		close(done)
+		if err == nil && s.closed {
+			c.end(errClosed)
+			c, err = nil, fmt.Errorf("ssh %s: %w", s.name, errClosed)
+		}
+		if err == nil {
+			s.conn = c
+		}
+		s.mu.Unlock()
+		return c, err
+	}
+}
+
+// redial dials once when there was never a connection, else until it
+// succeeds, ctx ends, or the host refuses us for good (host key, auth).
+func (s *SSH) redial(ctx context.Context, dropped *sshConn) (*sshConn, error) {
+	if dropped == nil {
+		c, err := s.dial(ctx)
+		if err != nil {
+			return nil, s.errorf("%w", err)
+		}
+		return c, nil
+	}
+	for {
+		c, err := s.dial(ctx)
+		if err == nil {
+			s.mu.Lock()
+			s.backoff = 0
+			s.mu.Unlock()
+			return c, nil
+		}
+		var hk *HostKeyError
+		var auth *AuthError
+		if errors.As(err, &hk) || errors.As(err, &auth) || ctx.Err() != nil {
+			return nil, s.errorf("%w (%v); reconnecting: %w", ErrDisconnected, dropped.cause, err)
+		}
+		s.mu.Lock()
+		s.backoff = min(max(2*s.backoff, 100*time.Millisecond), 5*time.Second)
+		wait := s.backoff
+		s.mu.Unlock()
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return nil, s.errorf("%w (%v); reconnecting: %w", ErrDisconnected, dropped.cause, err)
+		}
+	}
+}
+
+func (s *SSH) errorf(format string, args ...any) error {
+	return fmt.Errorf("ssh %s (%s): "+format, append([]any{s.name, sshAddr(s.cfg)}, args...)...)
+}
+
+// disconnected is the error of a call whose connection died under it.
+func (s *SSH) disconnected(c *sshConn, what string) error {
+	return s.errorf("%s: %w: %v", what, ErrDisconnected, c.cause)
+}
+
+// exec runs script with /bin/sh on the host in a session of its own, its
+// output to stdout and stderr, and returns its exit status. ctx ending
+// ends the command's process group (TERM, then KILL).
+func (s *SSH) exec(ctx context.Context, what, script string, stdout, stderr io.Writer) (code int, signal string, err error) {
+	select {
+	case s.runSessions <- struct{}{}:
+		defer func() { <-s.runSessions }()
+	case <-ctx.Done():
+		return 0, "", s.errorf("%s: %w", what, ctx.Err())
+	}
+	c, err := s.connect(ctx)
+	if err != nil {
+		return 0, "", err
+	}
+	sess, err := c.client.NewSession()
+	if err != nil {
+		if c.lost() {
+			return 0, "", s.disconnected(c, what)
+		}
+		return 0, "", s.errorf("%s: open session: %w", what, err)
+	}
+	defer sess.Close()
+	// The script's shell is the session's process group leader (sshd
+	// runs it under setsid); it says its pid first, on stderr, so that a
+	// cancelled call can end its whole group. sshd's own "signal" request
+	// cannot: it refuses it for root logins.
+	group := &pidWriter{w: stderr}
+	sess.Stdout, sess.Stderr = stdout, group
+	if err := sess.Start("exec /bin/sh -c " + shellQuote("echo $$ >&2\n"+script)); err != nil {
+		if c.lost() {
+			return 0, "", s.disconnected(c, what)
+		}
+		return 0, "", s.errorf("%s: %w", what, err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- sess.Wait() }()
+	select {
+	case err = <-waited:
+	case <-ctx.Done():
+		sess.Close()
+		if pgid := group.pid.Load(); pgid > 1 {
+			killGroup(c, int(pgid))
+		}
+		return 0, "", s.errorf("%s: %w", what, ctx.Err())
+	case <-c.done:
+		return 0, "", s.disconnected(c, what)
+	}
+	var exit *ssh.ExitError
+	switch {
+	case err == nil:
+		return 0, "", nil
+	case errors.As(err, &exit):
+		if exit.Signal() != "" {
+			return -1, "SIG" + exit.Signal(), nil
+		}
+		return exit.ExitStatus(), "", nil
+	case c.lost():
+		return 0, "", s.disconnected(c, what)
+	}
+	return 0, "", s.errorf("%s: %w", what, err)
+}
+
+// killGroup ends the process group of a cancelled call: TERM, then KILL
+// a second later if anything is left. It bypasses the session limit (the
+// cancelled call still holds its slot) and waits at most a few seconds.
+func killGroup(c *sshConn, pgid int) {
+	sess, err := c.client.NewSession()
+	if err != nil {
+		return
+	}
+	defer sess.Close()
+	done := make(chan struct{})
+	go func() {
+		_ = sess.Run(fmt.Sprintf("exec /bin/sh -c %s", shellQuote(fmt.Sprintf(`g=%d
+kill -s TERM -- -$g 2>/dev/null || exit 0
+i=0
+while kill -s 0 -- -$g 2>/dev/null; do
+	i=$((i+1)); [ $i -gt 20 ] && { kill -s KILL -- -$g 2>/dev/null; exit 0; }
+	sleep 0.05
+done
+`, pgid))))
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+	}
+}
+
+// pidWriter takes the first line written (a pid) for itself and passes
+// the rest on.
+type pidWriter struct {
+	w    io.Writer
+	head []byte
+	done bool
+	pid  atomic.Int64
+}
+
+func (p *pidWriter) Write(b []byte) (int, error) {
+	n := len(b)
+	if !p.done {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 && len(p.head)+len(b) < 32 {
+			p.head = append(p.head, b...)
+			return n, nil
+		}
+		p.done = true
+		if i >= 0 {
+			if pid, err := strconv.Atoi(string(append(p.head, b[:i]...))); err == nil {
+				p.pid.Store(int64(pid))
+				b = b[i+1:]
+				p.head = nil
+			}
+		}
+		// Not a pid: not ours, keep every byte.
+		if len(p.head) > 0 {
+			if _, err := p.w.Write(p.head); err != nil {
+				return n, err
+			}
+		}
+	}
+	if len(b) > 0 {
+		if _, err := p.w.Write(b); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// Run runs c.Line with /bin/sh -c on the host.
+func (s *SSH) Run(ctx context.Context, c Command) (Result, error) {
+	pre, err := s.prelude(c)
+	if err != nil {
+		return Result{}, err
+	}
+	var out, errb bytes.Buffer
+	start := time.Now()
+	code, sig, err := s.exec(ctx, "run", pre+c.Line, &out, &errb)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{ExitCode: code, Signal: sig, Stdout: out.Bytes(), Stderr: errb.Bytes(), Duration: time.Since(start)}, nil
+}
+
+// prelude is the shell text that sets up c's directory and environment:
+// exported variables (sshd refuses most SetEnv requests), the target's
+// then the command's.
+func (s *SSH) prelude(c Command) (string, error) {
+	var b strings.Builder
+	dir := c.Dir
+	if dir == "" {
+		dir = s.cfg.Workdir
+	}
+	if dir != "" {
+		b.WriteString("cd " + remotePath(dir) + " || exit\n")
+	}
+	env := map[string]string{}
+	for k, v := range s.cfg.Env {
+		env[k] = v
+	}
+	for k, v := range c.Env {
+		env[k] = v
+	}
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		if !validEnvName(k) {
+			return "", s.errorf("environment variable name %q is not valid in sh (letters, digits, _; not starting with a digit)", k)
+		}
+		b.WriteString("export " + k + "=" + shellQuote(env[k]) + "\n")
+	}
+	return b.String(), nil
+}
+
+// remotePath quotes p for the remote shell, keeping a leading ~/ meaning
+// the remote home.
+func remotePath(p string) string {
+	if p == "~" {
+		return `"$HOME"`
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		return `"$HOME"/` + shellQuote(rest)
+	}
+	return shellQuote(p)
+}
+
+func validEnvName(k string) bool {
+	if k == "" || (k[0] >= '0' && k[0] <= '9') {
+		return false
+	}
+	for _, r := range k {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// shellQuote quotes s for POSIX sh: single quotes, each ' as '\”.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// stateDir holds the exit status files of launched processes, private to
+// the remote user. Not XDG_RUNTIME_DIR: systemd removes it when the
+// user's last session ends, which is exactly when a launch must outlive
+// its session.
+const stateDir = `d=/tmp/lockstep-"${LOGNAME:-$(id -u)}"` + "\n"
+
+// launchWrapper is the session leader of a launch. It records the
+// command's exit status in $d/PGID.status for Inspect. It traps TERM, INT
+// and HUP (a trap, unlike an ignored signal, is not inherited by the
+// command) so that Stop's TERM to the group still lets it record how the
+// command ended; sh runs a trap only after the foreground command returns.
+// Only the command writes to the log: the wrapper's own stderr, where sh
+// reports "Terminated", is /dev/null, so the command's shell points its
+// output at the log itself (dash prints that report to the command's
+// redirected stderr, were the wrapper to redirect it).
+const launchWrapper = `d=$1 log=$2
+st="$d/$$.status"
+rm -f "$st" "$st.tmp"
+trap : TERM INT HUP
+{ command exec 4>>"$log"; } 2>/dev/null || { echo "error: cannot open the log $log for writing" >&3; exit 1; }
+/bin/sh -c 'read -r s </proc/$$/stat; echo "$s" >&3; exec 3>&- 1>&4 2>&4 4>&-; exec /bin/sh -c "$1"' lockstep-inner "$3"
+echo $? >"$st.tmp" && mv -f "$st.tmp" "$st"
+`
+
+// startScript launches the wrapper in its own session with setsid and
+// reads, through a fifo, the /proc stat line the command's own shell
+// writes before it execs the command: so the pid and start time are the
+// command's, known even if it exits at once.
+const startScript = `(umask 077 && mkdir -p "$d") || exit
+if [ ! -d "$d" ] || [ -L "$d" ] || [ ! -O "$d" ]; then echo "$d is not a private directory of this user" >&2; exit 90; fi
+mkdir -p -- "$(dirname -- "$log")" || exit
+f="$d/start.$$"
+rm -f "$f"
+mkfifo "$f" || exit
+( exec 3>"$f"; exec setsid /bin/sh -c "$wrapper" lockstep-launch "$d" "$log" "$inner" </dev/null >/dev/null 2>&1 ) &
+IFS= read -r line <"$f"
+rm -f "$f"
+case $line in
+"") echo "the launch wrapper did not start (is setsid, from util-linux, installed?)" >&2; exit 92 ;;
+error:*) echo "${line#error: }" >&2; exit 93 ;;
+esac
+pid=${line%% *}
+printf 'stat %s\n' "$line"
+i=0
+while c=$(tr '\0\n' '  ' </proc/$pid/cmdline 2>/dev/null); do
+	case $c in *lockstep-inner*) ;; *) break ;; esac
+	i=$((i+1)); [ $i -gt 100 ] && break
+	sleep 0.005
+done
+printf 'cmd %s\n' "$c"
+`
+
+// Start launches c.Line detached on the host: setsid (its own session and
+// process group), stdin /dev/null, stdout and stderr appended to log (its
+// directory created). The process reported is the command's own; its
+// group leader (PGID) is a small sh wrapper that waits for it and records
+// its exit status for Inspect.
+func (s *SSH) Start(ctx context.Context, c Command, log string) (Process, error) {
+	if log == "" {
+		return Process{}, s.errorf("start %q: no log file given", c.Line)
+	}
+	pre, err := s.prelude(c)
+	if err != nil {
+		return Process{}, err
+	}
+	script := stateDir +
+		"log=" + remotePath(log) + "\n" +
+		"inner=" + shellQuote(pre+c.Line) + "\n" +
+		"wrapper=" + shellQuote(launchWrapper) + "\n" +
+		startScript
+	out, err := s.script(ctx, "start "+strconv.Quote(c.Line), script)
+	if err != nil {
+		return Process{}, err
+	}
+	statLine, rest, _ := bytes.Cut(out, []byte("\n"))
+	statLine, ok := bytes.CutPrefix(statLine, []byte("stat "))
+	if !ok {
+		return Process{}, s.errorf("start %q: unexpected reply %q", c.Line, clip(out))
+	}
+	st, err := parseStat(statLine)
+	if err != nil {
+		return Process{}, s.errorf("start %q: %w", c.Line, err)
+	}
+	cmd := strings.TrimSpace(strings.TrimPrefix(string(rest), "cmd "))
+	if cmd == "" {
+		cmd = "/bin/sh -c " + c.Line // it exited before we could read it
+	}
+	return Process{PID: st.PID, PGID: st.PGID, StartTime: st.StartTime, Command: cmd, Log: log}, nil
+}
+
+// inspectScript reads the process's stat and, once it has ended, the
+// status its wrapper recorded. Between the command's end and the record
+// there is a moment (the wrapper reaping it); the script waits that out
+// rather than report an unknown status.
+const inspectScript = `st="$d/$g.status"
+n=0
+while :; do
+	s=
+	read -r s 2>/dev/null </proc/$p/stat
+	case $s in
+	"" | *") Z "* | *") X "*) ;;
+	*) break ;;
+	esac
+	[ -f "$st" ] && break
+	[ -d /proc/$g ] || break
+	n=$((n+1)); [ $n -ge 50 ] && break
+	sleep 0.01
+done
+printf 'stat %s\n' "$s"
+if [ -f "$st" ]; then read -r x <"$st"; printf 'status %s\n' "$x"; fi
+`
+
+// Inspect reads p's state on the host in one round trip.
+func (s *SSH) Inspect(ctx context.Context, p Process) (ProcessState, error) {
+	script := stateDir + fmt.Sprintf("p=%d g=%d\n", p.PID, p.PGID) + inspectScript
+	out, err := s.script(ctx, fmt.Sprintf("inspect pid %d", p.PID), script)
+	if err != nil {
+		return ProcessState{}, err
+	}
+	var statLine, status string
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "stat "); ok {
+			statLine = v
+		}
+		if v, ok := strings.CutPrefix(line, "status "); ok {
+			status = strings.TrimSpace(v)
+		}
+	}
+	state := ProcessState{ExitCode: -1}
+	if statLine != "" {
+		st, err := parseStat([]byte(statLine))
+		if err != nil {
+			return ProcessState{}, s.errorf("inspect pid %d: %w", p.PID, err)
+		}
+		switch {
+		case p.StartTime != 0 && st.StartTime != p.StartTime:
+			state.Replaced, state.Exited = true, true
+		case st.Zombie():
+			state.Exited = true
+		default:
+			state.Alive = true
+			return state, nil
+		}
+	} else {
+		state.Exited = true
+	}
+	if status != "" {
+		n, err := strconv.Atoi(status)
+		if err != nil {
+			return state, s.errorf("inspect pid %d: exit status %q: %w", p.PID, status, err)
+		}
+		state.ExitCode, state.Signal = shellStatus(n)
+	}
+	return state, nil
+}
+
+// shellStatus splits a status as sh reports it: 128+N means signal N.
+func shellStatus(n int) (int, string) {
+	if n > 128 && n < 128+65 {
+		return -1, unix.SignalName(syscall.Signal(n - 128))
+	}
+	return n, ""
+}
+
+// stopScript signals the group only while it is still the launch's: the
+// command itself (same start time), or its wrapper, or, both gone,
+// members left in the group (the kernel does not reuse a pid while it
+// names a live group).
+//
+// members counts the group's live processes; awk over every stat line is
+// two processes, where a sh loop would read each file byte by byte.
+const stopScript = `members() {
+	n=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v g="$g" '{ sub(/^.*\) /, ""); if ($3 == g && $1 != "Z" && $1 != "X") n++ } END { print n + 0 }')
+}
+ours() {
+	if read -r l 2>/dev/null </proc/$p/stat; then
+		r=${l##*") "}
+		set -- $r
+		[ "${20}" = "$t0" ] && return 0
+	fi
+	if [ -e /proc/$g ]; then
+		case $(tr '\0' ' ' </proc/$g/cmdline 2>/dev/null) in *lockstep-launch*) return 0 ;; esac
+		return 1
+	fi
+	members
+	[ $n -gt 0 ]
+}
+ours || { echo gone; exit 0; }
+kill -s TERM -- -$g 2>/dev/null
+i=0
+members
+while [ $n -gt 0 ]; do
+	if [ $i -ge $steps ]; then
+		kill -s KILL -- -$g 2>/dev/null
+		j=0
+		members
+		while [ $n -gt 0 ] && [ $j -lt 100 ]; do j=$((j+1)); sleep 0.05; members; done
+		[ $n -gt 0 ] && { echo "$n processes of group $g still there 5s after SIGKILL" >&2; exit 1; }
+		echo killed
+		exit 0
+	fi
+	i=$((i+1))
+	sleep 0.05
+	members
+done
+echo stopped
+`
+
+// Stop sends SIGTERM to p's process group, SIGKILL after grace, and
+// returns once the group is empty: all in one remote script.
+func (s *SSH) Stop(ctx context.Context, p Process, grace time.Duration) error {
+	if p.PGID <= 1 {
+		return s.errorf("stop pid %d: no process group to signal (pgid %d)", p.PID, p.PGID)
+	}
+	steps := int((grace + 49*time.Millisecond) / (50 * time.Millisecond))
+	script := fmt.Sprintf("p=%d g=%d t0=%d steps=%d\n", p.PID, p.PGID, p.StartTime, steps) + stopScript
+	_, err := s.script(ctx, fmt.Sprintf("stop process group %d", p.PGID), script)
+	return err
+}
+
+// MoveAside renames path to path.prev-<UTC time> (.1, .2... when taken).
+func (s *SSH) MoveAside(ctx context.Context, path string) (string, error) {
+	script := "p=" + remotePath(path) + "\n" +
+		"base=\"$p.prev-" + time.Now().UTC().Format("20060102T150405Z") + "\"\n" +
+		`[ -e "$p" ] || [ -L "$p" ] || exit 0
+t=$base i=0
+while [ -e "$t" ] || [ -L "$t" ]; do i=$((i+1)); t="$base.$i"; done
+mv -- "$p" "$t" || exit
+printf '%s' "$t"
+`
+	out, err := s.script(ctx, "move aside "+path, script)
+	if err != nil {
+		return "", err
+	}
+	return string(out), nil
+}
+
+// statFormat prints size, device:inode (as the local target's FileInfo.ID)
+// and the modification time; %y last, it holds spaces.
+const statFormat = `'%s %d:%i %y'`
+
+// Stat describes path on the host (following symbolic links).
+func (s *SSH) Stat(ctx context.Context, path string) (FileInfo, error) {
+	script := "p=" + remotePath(path) + "\n" +
+		`if [ -e "$p" ]; then exec stat -L -c ` + statFormat + ` -- "$p"; fi
+echo missing
+`
+	out, err := s.script(ctx, "stat "+path, script)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	return s.parseFileInfo(path, strings.TrimSpace(string(out)))
+}
+
+func (s *SSH) parseFileInfo(path, line string) (FileInfo, error) {
+	if line == "missing" {
+		return FileInfo{}, nil
+	}
+	f := strings.SplitN(line, " ", 3)
+	if len(f) != 3 {
+		return FileInfo{}, s.errorf("stat %s: unexpected reply %q", path, line)
+	}
+	size, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil {
+		return FileInfo{}, s.errorf("stat %s: size %q: %w", path, f[0], err)
+	}
+	mod, err := time.Parse("2006-01-02 15:04:05.999999999 -0700", f[2])
+	if err != nil {
+		return FileInfo{}, s.errorf("stat %s: time %q: %w", path, f[2], err)
+	}
+	return FileInfo{Exists: true, Size: size, ID: f[1], ModTime: mod}, nil
+}
+
+// readScript opens the file once, describes it through that descriptor
+// (so a rename or a new file at the same path cannot slip in between) and
+// reads from it up to the size it saw.
+const readScript = `{ command exec 3<"$p"; } 2>/dev/null || {
+	if [ -e "$p" ]; then echo "cannot open $p for reading" >&2; exit 1; fi
+	echo missing
+	exit 0
+}
+info=$(stat -L -c ` + statFormat + ` /proc/self/fd/3) || exit
+printf '%s\n' "$info"
+n=$(( ${info%% *} - off ))
+[ $n -gt $max ] && n=$max
+[ $n -gt 0 ] || exit 0
+tail -c +$((off + 1)) <&3 | head -c $n
+`
+
+// ReadAt reads up to max bytes of path from off, in one round trip.
+func (s *SSH) ReadAt(ctx context.Context, path string, off int64, max int) ([]byte, FileInfo, error) {
+	if off < 0 {
+		return nil, FileInfo{}, s.errorf("read %s: negative offset %d", path, off)
+	}
+	if max <= 0 {
+		info, err := s.Stat(ctx, path)
+		return nil, info, err
+	}
+	script := "p=" + remotePath(path) + "\n" + fmt.Sprintf("off=%d max=%d\n", off, max) + readScript
+	out, err := s.script(ctx, "read "+path, script)
+	if err != nil {
+		return nil, FileInfo{}, err
+	}
+	line, data, _ := bytes.Cut(out, []byte("\n"))
+	info, err := s.parseFileInfo(path, string(line))
+	if err != nil {
+		return nil, FileInfo{}, err
+	}
+	if len(data) == 0 {
+		data = nil
+	}
+	return data, info, nil
+}
+
+// procScript lists every process: its stat lines, then its command lines
+// framed by head's "==> FILE <==" headers: two processes for the lot.
+const procScript = `echo "self $$ $PPID"
+cat /proc/[0-9]*/stat 2>/dev/null
+echo "==lockstep-cmdlines"
+head -v -c 65536 -- /proc/[0-9]*/cmdline 2>/dev/null
+exit 0
+`
+
+// cmdlineHeader matches the header head prints before each file, and the
+// newline it prints before every header but the first.
+var cmdlineHeader = regexp.MustCompile(`(?:^|\n)==> /proc/(\d+)/cmdline <==\n`)
+
+// Processes lists the host's processes whose command line matches the
+// regular expression match. lockstep's own remote processes (the script
+// and the workers) are left out.
+func (s *SSH) Processes(ctx context.Context, match string) ([]ProcessInfo, error) {
+	re, err := regexp.Compile(match)
+	if err != nil {
+		return nil, fmt.Errorf("processes: match %q: %w", match, err)
+	}
+	out, err := s.script(ctx, "list processes", procScript)
+	if err != nil {
+		return nil, err
+	}
+	stats, cmdlines, _ := bytes.Cut(out, []byte("==lockstep-cmdlines\n"))
+	lines := strings.Split(string(stats), "\n")
+	// The script's shell, its children and the worker running it.
+	self, worker := -1, -1
+	if v, ok := strings.CutPrefix(lines[0], "self "); ok {
+		a, b, _ := strings.Cut(v, " ")
+		self, _ = strconv.Atoi(a)
+		worker, _ = strconv.Atoi(b)
+		lines = lines[1:]
+	}
+	cmds := splitCmdlines(cmdlines)
+	var list []ProcessInfo
+	for _, l := range lines {
+		if l == "" {
+			continue
+		}
+		st, err := parseStat([]byte(l))
+		if err != nil || st.PID == self || st.PPID == self || st.PID == worker {
+			continue
+		}
+		cmd := procCommand(cmds[st.PID], st.Comm)
+		if strings.Contains(cmd, workerMark) || !re.MatchString(cmd) {
+			continue
+		}
+		list = append(list, ProcessInfo{PID: st.PID, PPID: st.PPID, PGID: st.PGID, State: st.State, Command: cmd})
+	}
+	return list, nil
+}
+
+// splitCmdlines reads head -v output of /proc/PID/cmdline files.
+func splitCmdlines(b []byte) map[int][]byte {
+	out := map[int][]byte{}
+	idx := cmdlineHeader.FindAllSubmatchIndex(b, -1)
+	for i, m := range idx {
+		pid, err := strconv.Atoi(string(b[m[2]:m[3]]))
+		if err != nil {
+			continue
+		}
+		end := len(b)
+		if i+1 < len(idx) {
+			end = idx[i+1][0]
+		}
+		out[pid] = b[m[1]:end]
+	}
+	return out
+}
+
+// listenScript prints the TCP tables, then the owners of the sockets
+// listening on the port (found by an fd scan), then their command lines.
+// ls -l over every /proc/PID/fd is one process, not one per pid.
+const listenScript = `hex=$(printf ':%04X' "$port")
+echo "self $$"
+cat /proc/net/tcp /proc/net/tcp6 2>/dev/null
+echo "==lockstep-fds"
+inodes=$(awk -v h="$hex" '$4 == "0A" && substr($2, length($2) - 4) == h { print $10 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null)
+[ -n "$inodes" ] || exit 0
+fds=$(ls -l /proc/[0-9]*/fd 2>/dev/null | awk -v ino="$inodes" '
+	BEGIN { n = split(ino, a); for (i = 1; i <= n; i++) want["socket:[" a[i] "]"] = 1 }
+	/^\/proc\/[0-9]+\/fd:$/ { pid = substr($0, 7); sub(/\/fd:$/, "", pid); next }
+	($NF in want) { print pid, $NF }')
+printf '%s\n' "$fds"
+echo "==lockstep-cmdlines"
+set --
+for x in $(printf '%s\n' "$fds" | awk 'NF { print $1 }' | sort -u); do set -- "$@" /proc/$x/cmdline; done
+[ $# -gt 0 ] && head -v -c 65536 -- "$@" 2>/dev/null
+echo
+echo "==lockstep-stats"
+for x in $(printf '%s\n' "$fds" | awk 'NF { print $1 }' | sort -u); do cat /proc/$x/stat 2>/dev/null; done
+exit 0
+`
+
+// Listeners lists the sockets listening on TCP port on the host and the
+// processes owning them (PID 0 when the remote user cannot see the owner).
+func (s *SSH) Listeners(ctx context.Context, port int) ([]Listener, error) {
+	if port <= 0 || port > 65535 {
+		return nil, s.errorf("listeners: port %d out of range", port)
+	}
+	out, err := s.script(ctx, fmt.Sprintf("listeners on port %d", port), fmt.Sprintf("port=%d\n", port)+listenScript)
+	if err != nil {
+		return nil, err
+	}
+	tables, rest, _ := bytes.Cut(out, []byte("==lockstep-fds\n"))
+	_, tables, _ = bytes.Cut(tables, []byte("\n")) // the "self" line
+	fdText, cmdText, _ := bytes.Cut(rest, []byte("==lockstep-cmdlines\n"))
+	cmdText, statText, _ := bytes.Cut(cmdText, []byte("\n==lockstep-stats\n"))
+	pgids := map[int]int{}
+	for _, line := range bytes.Split(statText, []byte("\n")) {
+		if st, err := parseStat(line); err == nil {
+			pgids[st.PID] = st.PGID
+		}
+	}
+	sockets, err := parseNetTCP(tables)
+	if err != nil {
+		return nil, s.errorf("listeners on port %d: %w", port, err)
+	}
+	owners := map[uint64][]int{}
+	for _, l := range strings.Split(string(fdText), "\n") {
+		pidText, link, ok := strings.Cut(l, " ")
+		if !ok {
+			continue
+		}
+		pid, err := strconv.Atoi(pidText)
+		ino, isSock := parseSocketLink(link)
+		if err != nil || !isSock {
+			continue
+		}
+		owners[ino] = appendUniqueInt(owners[ino], pid)
+	}
+	cmds := splitCmdlines(cmdText)
+	var list []Listener
+	for _, sk := range sockets {
+		if sk.State != tcpListen || int(sk.Local.Port()) != port || sk.Inode == 0 {
+			continue
+		}
+		addr := sk.Local.String()
+		pids := owners[sk.Inode]
+		if len(pids) == 0 {
+			list = append(list, Listener{Address: addr})
+			continue
+		}
+		// A socket shared by a parent and its workers is listed once
+		// per process, as the local target does.
+		for _, pid := range pids {
+			list = append(list, Listener{Address: addr, PID: pid, PGID: pgids[pid], Command: parseCmdline(cmds[pid])})
+		}
+	}
+	return list, nil
+}
+
+func appendUniqueInt(s []int, v int) []int {
+	for _, x := range s {
+		if x == v {
+			return s
+		}
+	}
+	return append(s, v)
+}
+
+// Dial connects to addr from the host (direct-tcpip): 127.0.0.1 is the
+// host's loopback.
+func (s *SSH) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := s.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := c.client.DialContext(ctx, network, addr)
+	if err != nil {
+		var oc *ssh.OpenChannelError
+		if !errors.As(err, &oc) && ctx.Err() == nil && c.lost() {
+			return nil, s.disconnected(c, "dial "+addr)
+		}
+		return nil, s.errorf("dial %s %s from the host: %w", network, addr, err)
+	}
+	return conn, nil
+}
