@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -225,5 +226,42 @@ func TestNginx(t *testing.T) {
 	t.Run("matrix", func(t *testing.T) {
 		res := run(t, nil, append([]string{"run", "examples/nginx/nginx.hcl", "--matrix", "workers=1,2"}, vars...)...)
 		t.Logf("the table:\n%s", matrixTable(t, "nginx", "workers", []string{"1", "2"}, res))
+	})
+}
+
+func TestPostgres(t *testing.T) {
+	need(t, "postgresql-client", "psql", "pgbench")
+	// Debian keeps the server's programs in one folder per major version.
+	servers, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres")
+	if len(servers) == 0 {
+		need(t, "postgresql", "postgres")
+		path, _ := exec.LookPath("postgres")
+		servers = []string{path}
+	}
+	sort.Strings(servers)
+	pgBin := filepath.Dir(servers[len(servers)-1])
+	// As root the plan runs the server as the postgres user, who must
+	// reach the work folder: t.TempDir's folders are closed to others.
+	workdir := t.TempDir()
+	for _, d := range []string{workdir, filepath.Dir(workdir)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vars := []string{"-var", "port=" + strconv.Itoa(freePort(t)), "-var", "workdir=" + workdir, "-var", "pg_bin=" + pgBin}
+
+	t.Run("run", func(t *testing.T) {
+		res := run(t, nil, append([]string{"run", "examples/postgres/postgres.hcl"}, vars...)...)
+		confirmed(t, "postgres", res)
+		for _, want := range []string{"assert.config_runs: confirmed", "benchmark.tps: confirmed", "launch.server: stopped"} {
+			if !strings.Contains(res.stdout, want) {
+				t.Errorf("output lacks %q:\n%s", want, res.stdout)
+			}
+		}
+	})
+
+	t.Run("matrix", func(t *testing.T) {
+		res := run(t, nil, append([]string{"run", "examples/postgres/postgres.hcl", "--matrix", "shared_buffers=16MB,1024MB"}, vars...)...)
+		t.Logf("the table:\n%s", matrixTable(t, "postgres", "shared_buffers", []string{"16MB", "1024MB"}, res))
 	})
 }
