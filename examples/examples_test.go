@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"lockstep/plans"
 )
@@ -263,5 +264,76 @@ func TestPostgres(t *testing.T) {
 	t.Run("matrix", func(t *testing.T) {
 		res := run(t, nil, append([]string{"run", "examples/postgres/postgres.hcl", "--matrix", "shared_buffers=16MB,1024MB"}, vars...)...)
 		t.Logf("the table:\n%s", matrixTable(t, "postgres", "shared_buffers", []string{"16MB", "1024MB"}, res))
+	})
+}
+
+// TestGPU runs the gpu plans against the stand-in for nvidia-smi, which
+// prints what a real one printed on the boxes the fixtures were taken on.
+func TestGPU(t *testing.T) {
+	standIn, err := filepath.Abs("../steps/testdata/nvidia-smi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := func(fixture string) []string {
+		return []string{"PATH=" + standIn + string(os.PathListSeparator) + os.Getenv("PATH"), "NVIDIA_SMI_FIXTURE=" + fixture}
+	}
+	failed := func(t *testing.T, res result, wants ...string) {
+		t.Helper()
+		if res.code != 1 {
+			t.Errorf("exit %d, want 1", res.code)
+		}
+		for _, want := range wants {
+			if !strings.Contains(res.stdout, want) {
+				t.Errorf("output lacks %q", want)
+			}
+		}
+		if t.Failed() {
+			t.Logf("stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+		}
+	}
+	const noDriver = `gpu: no NVIDIA driver is loaded on the target: nvidia-smi exit status 9: "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.`
+
+	t.Run("free/idle", func(t *testing.T) {
+		res := run(t, on("h100-idle"), "run", "examples/gpu/gpu-free.hcl", "-var", "gpus=8")
+		confirmed(t, "gpu-free", res)
+	})
+	t.Run("free/loaded", func(t *testing.T) {
+		res := run(t, on("h100-loaded"), "run", "examples/gpu/gpu-free.hcl", "-var", "free_timeout=2s")
+		failed(t, res,
+			"wait.free: timed_out after 2",
+			"GPU memory is held by pid 2183410 (python3) 612 MiB on GPU 0, pid 2183822 (sglang::scheduler_TP0) 78210 MiB on GPU 0",
+			"pid 2183871 (sglang::scheduler_TP7) 78194 MiB on GPU 7",
+		)
+	})
+	t.Run("free/too few", func(t *testing.T) {
+		res := run(t, on("h100-idle"), "run", "examples/gpu/gpu-free.hcl", "-var", "gpus=16")
+		failed(t, res, "assert.driver: failed", "the host has 8 GPUs; the launch needs 16", "wait.free: skipped")
+	})
+	t.Run("free/no driver", func(t *testing.T) {
+		res := run(t, on("no-driver"), "run", "examples/gpu/gpu-free.hcl")
+		failed(t, res, "assert.driver: failed after", noDriver, "wait.free: skipped")
+	})
+
+	t.Run("held/loaded", func(t *testing.T) {
+		res := run(t, on("h100-loaded"), "run", "examples/gpu/gpu-held.hcl")
+		confirmed(t, "gpu-held", res)
+	})
+	t.Run("held/idle", func(t *testing.T) {
+		res := run(t, on("h100-idle"), "run", "examples/gpu/gpu-held.hcl", "-var", "timeout=2s")
+		failed(t, res, "wait.held: timed_out after 2", "processes named like sglang::scheduler hold 1024 MiB or more on 0 of the 8 GPUs the server should use")
+	})
+	t.Run("held/another process", func(t *testing.T) {
+		res := run(t, on("b200-loaded"), "run", "examples/gpu/gpu-held.hcl")
+		failed(t, res, "wait.held: aborted after", "another process holds GPU memory: pid 913377 (/usr/bin/python3) 171880 MiB on GPU 0")
+	})
+	t.Run("held/no driver fails at once", func(t *testing.T) {
+		// The wait's timeout is ten minutes: a missing driver must not
+		// be waited for.
+		start := time.Now()
+		res := run(t, on("no-driver"), "run", "examples/gpu/gpu-held.hcl")
+		failed(t, res, "wait.held: failed after", noDriver)
+		if took := time.Since(start); took > 30*time.Second {
+			t.Errorf("took %s; a missing driver must fail the wait at once", took)
+		}
 	})
 }
