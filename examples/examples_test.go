@@ -136,7 +136,7 @@ func matrixTable(t *testing.T, plan, name string, values []string, res result) s
 	return table
 }
 
-// TestExamplesAreClean: what users copy parses without an error or a
+// TestExamplesAreClean: what users copy validates without an error or a
 // warning, and is laid out as lockstep fmt lays it out.
 func TestExamplesAreClean(t *testing.T) {
 	files, err := filepath.Glob("*/*.hcl")
@@ -145,6 +145,13 @@ func TestExamplesAreClean(t *testing.T) {
 	}
 	if len(files) == 0 {
 		t.Fatal("no example plans found")
+	}
+	args := []string{"validate"}
+	for _, f := range files {
+		args = append(args, filepath.Join("examples", f))
+	}
+	if res := run(t, nil, args...); res.code != 0 || res.stderr != "" || strings.Contains(strings.ToLower(res.stdout), "warning") {
+		t.Errorf("lockstep validate: exit %d, want 0 and no warning\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
 	for _, path := range files {
 		t.Run(path, func(t *testing.T) {
