@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -173,26 +174,68 @@ func TestExamplesAreClean(t *testing.T) {
 	}
 }
 
-func TestRedis(t *testing.T) {
-	need(t, "redis-server", "redis-server")
-	need(t, "redis-tools", "redis-cli", "redis-benchmark")
-	port := strconv.Itoa(freePort(t))
-	vars := []string{"-var", "port=" + port, "-var", "workdir=" + t.TempDir()}
+// server is one of the server examples: its plan, its variables, what a
+// confirmed run must show, and the variable its matrix varies.
+type server struct {
+	plan   string // e.g. "redis": examples/redis/redis.hcl
+	vars   []string
+	wants  []string
+	matrix string   // NAME
+	values []string // the matrix's values
+}
 
-	t.Run("run", func(t *testing.T) {
-		res := run(t, nil, append([]string{"run", "examples/redis/redis.hcl"}, vars...)...)
-		confirmed(t, "redis", res)
-		for _, want := range []string{"benchmark.throughput: confirmed", "get_requests_per_s=", "launch.server: stopped"} {
+// runServer runs the example twice. First with --keep, as a user debugging
+// it would, leaving its server running; then as a matrix, whose first
+// attempt must stop that leftover (or fail to find the port free), and
+// which must leave nothing listening. The matrix's table is logged.
+func runServer(t *testing.T, ex server, port int) {
+	t.Helper()
+	file := "examples/" + ex.plan + "/" + ex.plan + ".hcl"
+	parent := t
+
+	t.Run("run, kept", func(t *testing.T) {
+		res := run(t, nil, append([]string{"run", file, "--keep"}, ex.vars...)...)
+		kept := regexp.MustCompile(`launch\.server: kept running \(pid \d+, process group (\d+)\)`).FindStringSubmatch(res.stdout)
+		if kept != nil {
+			// Whatever the matrix below does, nothing outlives the test.
+			pgid, _ := strconv.Atoi(kept[1])
+			parent.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+		}
+		confirmed(t, ex.plan, res)
+		if kept == nil {
+			t.Errorf("output lacks the kept server's process group:\n%s", res.stdout)
+		}
+		for _, want := range ex.wants {
 			if !strings.Contains(res.stdout, want) {
 				t.Errorf("output lacks %q:\n%s", want, res.stdout)
 			}
 		}
 	})
 
-	t.Run("matrix", func(t *testing.T) {
-		res := run(t, nil, append([]string{"run", "examples/redis/redis.hcl", "--matrix", "policy=allkeys-lru,noeviction"}, vars...)...)
-		t.Logf("the table:\n%s", matrixTable(t, "redis", "policy", []string{"allkeys-lru", "noeviction"}, res))
+	t.Run("matrix over the leftover", func(t *testing.T) {
+		res := run(t, nil, append([]string{"run", file, "--matrix", ex.matrix + "=" + strings.Join(ex.values, ",")}, ex.vars...)...)
+		t.Logf("the table:\n%s", matrixTable(t, ex.plan, ex.matrix, ex.values, res))
+		if c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+			c.Close()
+			t.Errorf("port %d still open after the plan: its launch was not stopped", port)
+		}
 	})
+}
+
+func TestRedis(t *testing.T) {
+	need(t, "redis-server", "redis-server")
+	need(t, "redis-tools", "redis-cli", "redis-benchmark")
+	p := freePort(t)
+	port := strconv.Itoa(p)
+	vars := []string{"-var", "port=" + port, "-var", "workdir=" + t.TempDir()}
+
+	runServer(t, server{
+		plan:   "redis",
+		vars:   vars,
+		wants:  []string{"assert.config_runs: confirmed", "benchmark.throughput: confirmed", "get_requests_per_s=", "assert.eviction: confirmed"},
+		matrix: "policy",
+		values: []string{"allkeys-lru", "noeviction"},
+	}, p)
 
 	t.Run("port held by another program", func(t *testing.T) {
 		// A listener that is not Redis survives the SHUTDOWN: the plan
@@ -219,22 +262,14 @@ func TestRedis(t *testing.T) {
 
 func TestNginx(t *testing.T) {
 	need(t, "nginx", "nginx")
-	vars := []string{"-var", "port=" + strconv.Itoa(freePort(t)), "-var", "workdir=" + t.TempDir()}
-
-	t.Run("run", func(t *testing.T) {
-		res := run(t, nil, append([]string{"run", "examples/nginx/nginx.hcl"}, vars...)...)
-		confirmed(t, "nginx", res)
-		for _, want := range []string{"assert.serves_this_attempt: confirmed", "benchmark.throughput: confirmed", "launch.server: stopped"} {
-			if !strings.Contains(res.stdout, want) {
-				t.Errorf("output lacks %q:\n%s", want, res.stdout)
-			}
-		}
-	})
-
-	t.Run("matrix", func(t *testing.T) {
-		res := run(t, nil, append([]string{"run", "examples/nginx/nginx.hcl", "--matrix", "workers=1,2"}, vars...)...)
-		t.Logf("the table:\n%s", matrixTable(t, "nginx", "workers", []string{"1", "2"}, res))
-	})
+	p := freePort(t)
+	runServer(t, server{
+		plan:   "nginx",
+		vars:   []string{"-var", "port=" + strconv.Itoa(p), "-var", "workdir=" + t.TempDir()},
+		wants:  []string{"wait.ready: confirmed", "assert.serves_this_attempt: confirmed", "benchmark.throughput: confirmed", "assert.logged: confirmed"},
+		matrix: "workers",
+		values: []string{"1", "2"},
+	}, p)
 }
 
 func TestPostgres(t *testing.T) {
@@ -256,22 +291,15 @@ func TestPostgres(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	vars := []string{"-var", "port=" + strconv.Itoa(freePort(t)), "-var", "workdir=" + workdir, "-var", "pg_bin=" + pgBin}
-
-	t.Run("run", func(t *testing.T) {
-		res := run(t, nil, append([]string{"run", "examples/postgres/postgres.hcl"}, vars...)...)
-		confirmed(t, "postgres", res)
-		for _, want := range []string{"assert.config_runs: confirmed", "benchmark.tps: confirmed", "launch.server: stopped"} {
-			if !strings.Contains(res.stdout, want) {
-				t.Errorf("output lacks %q:\n%s", want, res.stdout)
-			}
-		}
-	})
-
-	t.Run("matrix", func(t *testing.T) {
-		res := run(t, nil, append([]string{"run", "examples/postgres/postgres.hcl", "--matrix", "shared_buffers=16MB,1024MB"}, vars...)...)
-		t.Logf("the table:\n%s", matrixTable(t, "postgres", "shared_buffers", []string{"16MB", "1024MB"}, res))
-	})
+	p := freePort(t)
+	runServer(t, server{
+		plan:   "postgres",
+		vars:   []string{"-var", "port=" + strconv.Itoa(p), "-var", "workdir=" + workdir, "-var", "pg_bin=" + pgBin},
+		wants:  []string{"assert.config_runs: confirmed", "assert.round_trip: confirmed", "benchmark.tps: confirmed"},
+		matrix: "shared_buffers",
+		// PostgreSQL shows 1024MB as 1GB: the plan compares bytes.
+		values: []string{"16MB", "1024MB"},
+	}, p)
 }
 
 // TestGPU runs the gpu plans against the stand-in for nvidia-smi, which

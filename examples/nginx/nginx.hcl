@@ -61,6 +61,26 @@ locals {
   url = "http://127.0.0.1:${var.port}/"
 }
 
+step "run" "clear_leftover" {
+  description = "Stop an nginx an earlier attempt left running (--keep, a crash of lockstep) from this work folder; never another"
+  timeout     = "15s"
+  # The pid file alone is not proof: the pid may since belong to another
+  # program. Stop it only if it is still an nginx master.
+  command = <<-EOT
+    f=${shellquote("${var.workdir}/nginx.pid")}
+    [ -f "$f" ] || exit 0
+    pid=$(cat "$f")
+    case $(tr '\0' ' ' < /proc/"$pid"/cmdline 2>/dev/null) in
+    "nginx: master process"*) ;;
+    *) echo "stale pid file, pid $pid is not an nginx master"; rm -f "$f"; exit 0 ;;
+    esac
+    kill -QUIT "$pid"
+    for i in $(seq 50); do [ -d /proc/"$pid" ] || break; sleep 0.1; done
+    if [ -d /proc/"$pid" ]; then echo "nginx pid $pid did not stop" >&2; exit 1; fi
+    echo "stopped a leftover nginx, pid $pid"
+  EOT
+}
+
 step "assert" "port_free" {
   description = "Nothing listens on the port yet: whatever answers later is this attempt's server"
 

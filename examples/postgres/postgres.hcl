@@ -87,6 +87,23 @@ locals {
   as_user = "set --; if [ \"$(id -u)\" = 0 ]; then set -- setpriv --reuid=${shellquote(var.os_user)} --regid=${shellquote(var.os_user)} --init-groups --; fi"
 }
 
+step "run" "clear_leftover" {
+  description = "Stop a server an earlier attempt left running (--keep, a crash of lockstep) on this work folder's cluster; never another"
+  timeout     = "1m"
+  # pg_ctl trusts postmaster.pid only when that postmaster still runs on
+  # this data folder, so a stale file stops nothing.
+  command = <<-EOT
+    ${local.as_user}
+    data=${shellquote("${var.workdir}/data")}
+    [ -f "$data/postmaster.pid" ] || exit 0
+    if "$@" ${shellquote("${var.pg_bin}/pg_ctl")} -D "$data" status >/dev/null 2>&1; then
+      "$@" ${shellquote("${var.pg_bin}/pg_ctl")} -D "$data" stop -m fast -t 30
+    else
+      echo "stale postmaster.pid: no server runs on $data"
+    fi
+  EOT
+}
+
 step "assert" "port_free" {
   description = "Nothing listens on the port yet: whatever answers later is this attempt's server"
 
