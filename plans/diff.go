@@ -2,6 +2,7 @@ package plans
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -97,7 +98,9 @@ func (c *Changes) Empty() bool {
 func Diff(old, new *Plan) Changes {
 	d := differ{old: newSide(old), new: newSide(new)}
 	c := Changes{SameSource: string(old.Source) == string(new.Source)}
-	if old.Name != new.Name {
+	// A plan without a plan block is named after its file; comparing
+	// those names would report the temporary file CI wrote the old one to.
+	if old.Name != new.Name && (namedInFile(old) || namedInFile(new)) {
 		c.Plan = append(c.Plan, Change{Kind: Modified, What: "name", Old: old.Name, New: new.Name, Code: true})
 	}
 	c.Plan = append(c.Plan, diffFacts(
@@ -108,6 +111,10 @@ func Diff(old, new *Plan) Changes {
 	c.Locals = d.locals()
 	c.Targets = d.targets()
 	return c
+}
+
+func namedInFile(p *Plan) bool {
+	return p.Name != strings.TrimSuffix(filepath.Base(p.Filename), filepath.Ext(p.Filename))
 }
 
 // side is one of the two plans with what reading its source needs.
@@ -268,7 +275,11 @@ func (d *differ) steps() []StepChange {
 	}
 	for _, s := range oldSteps {
 		if newPos[s.Addr()] == 0 {
-			out = append(out, StepChange{Addr: s.Addr(), Kind: Removed, OldPos: oldPos[s.Addr()]})
+			// What it checked is what a reviewer loses with it.
+			sc := StepChange{Addr: s.Addr(), Kind: Removed, OldPos: oldPos[s.Addr()]}
+			sc.Changes = append(diffConditions("postcondition", d.old, d.new, s.Postconditions, nil),
+				diffConditions("abort_if", d.old, d.new, s.AbortIfs, nil)...)
+			out = append(out, sc)
 		}
 	}
 	return out
@@ -453,15 +464,23 @@ func (s side) probeFacts(p *Probe) []fact {
 	return fs
 }
 
-// probeText is a whole probe in one value: its kind, then its
-// attributes, one a line.
+// probeText is a whole probe in one value: "http probe: url = ...",
+// its attributes one a line when they do not fit on one.
 func (s side) probeText(p *Probe) string {
-	lines := []string{p.Kind}
+	var attrs []string
 	prefix := fmt.Sprintf("probe %q ", p.Name)
 	for _, f := range s.probeFacts(p) {
-		lines = append(lines, strings.TrimPrefix(f.key, prefix)+" = "+f.value)
+		attrs = append(attrs, strings.TrimPrefix(f.key, prefix)+" = "+f.value)
 	}
-	return strings.Join(lines, "\n")
+	head := p.Kind + " probe"
+	if len(attrs) == 0 {
+		return head
+	}
+	line := head + ": " + strings.Join(attrs, ", ")
+	if len(line) <= 100 && !strings.Contains(line, "\n") {
+		return line
+	}
+	return head + ":\n" + strings.Join(attrs, "\n")
 }
 
 // diffConditions compares two lists of conditions by source text. A

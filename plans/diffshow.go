@@ -30,7 +30,7 @@ func (c *Changes) Render(format string) (string, error) {
 	if len(c.Plan) > 0 {
 		r.section("Plan")
 		for _, ch := range c.Plan {
-			r.change(ch, Modified)
+			r.change(ch, Modified, true)
 		}
 	}
 	if len(c.Steps) > 0 {
@@ -103,11 +103,11 @@ func (r *diffRenderer) summaryLine(c *Changes) string {
 func countsAndHighlights(c *Changes, r *diffRenderer) (string, string) {
 	var parts []string
 	if len(c.Plan) > 0 {
-		what := "description"
-		if c.Plan[0].What == "name" {
-			what = "name"
+		var what []string
+		for _, ch := range c.Plan {
+			what = append(what, ch.What)
 		}
-		parts = append(parts, "plan "+what+" changed")
+		parts = append(parts, "plan "+strings.Join(what, " and ")+" changed")
 	}
 	var changed, added, removed, moved int
 	for _, s := range c.Steps {
@@ -153,6 +153,8 @@ func countsAndHighlights(c *Changes, r *diffRenderer) (string, string) {
 		newAborts := 0
 		for _, ch := range s.Changes {
 			switch {
+			case ch.What == "target" && ch.Kind == Modified:
+				notes = append(notes, fmt.Sprintf("%s now runs on %s instead of %s", r.code(s.Addr), r.code(ch.New), r.code(ch.Old)))
 			case ch.What == "timeout" && ch.Kind == Modified:
 				now, was := givesUp(ch.New), givesUp(ch.Old)
 				if strings.HasPrefix(now, "after ") {
@@ -189,6 +191,13 @@ func countsAndHighlights(c *Changes, r *diffRenderer) (string, string) {
 				notes = append(notes, fmt.Sprintf("%s now defaults to %s (was required)", r.code(v.Name), r.code(ch.New)))
 			default:
 				notes = append(notes, fmt.Sprintf("%s now defaults to %s instead of %s", r.code(v.Name), r.code(ch.New), r.code(ch.Old)))
+			}
+		}
+	}
+	for _, t := range c.Targets {
+		for _, ch := range t.Changes {
+			if ch.What == "ssh host" && ch.Kind == Modified {
+				notes = append(notes, fmt.Sprintf("target %s now connects to %s instead of %s", r.code(t.Name), r.code(ch.New), r.code(ch.Old)))
 			}
 		}
 	}
@@ -289,15 +298,15 @@ func (r *diffRenderer) entry(head string, kind ChangeKind, changes []Change) {
 		fmt.Fprintf(&r.b, "  %s\n", head)
 	}
 	for _, ch := range changes {
-		r.change(ch, kind)
+		r.change(ch, kind, false)
 	}
 }
 
 // change writes one change under its entry; in an added entry every
 // change is a fact of the new thing and says so by not saying "added".
-func (r *diffRenderer) change(ch Change, entry ChangeKind) {
+func (r *diffRenderer) change(ch Change, entry ChangeKind, top bool) {
 	label := ch.What
-	if ch.Kind != Modified && entry != Added {
+	if ch.Kind != Modified && entry == Modified {
 		label += " " + ch.Kind.String()
 	}
 	of := ""
@@ -305,8 +314,13 @@ func (r *diffRenderer) change(ch Change, entry ChangeKind) {
 		of = " of " + r.code(strings.Join(strings.Fields(ch.Of), " "))
 	}
 	pad, inner := "    ", "      "
-	if r.md {
+	switch {
+	case r.md && top:
+		pad, inner = "- ", "  "
+	case r.md:
 		pad, inner = "  - ", "    "
+	case top:
+		pad, inner = "  ", "    "
 	}
 	head := pad + label + of + ":"
 	if r.md {
@@ -318,7 +332,7 @@ func (r *diffRenderer) change(ch Change, entry ChangeKind) {
 
 	value := func(s string) string {
 		switch {
-		case !ch.Code || s == "" || strings.HasPrefix(s, "("):
+		case !ch.Code || s == "" || strings.HasPrefix(s, "(") || strings.HasPrefix(s, "none ("):
 			return s
 		case strings.HasSuffix(s, " (default)"):
 			return r.code(strings.TrimSuffix(s, " (default)")) + " (default)"
@@ -329,6 +343,9 @@ func (r *diffRenderer) change(ch Change, entry ChangeKind) {
 	long := len(ch.Old)+len(ch.New) > 100
 
 	switch {
+	case ch.Kind == Modified && ch.Old == ch.New:
+		// Both hidden: say that it changed, not what to.
+		fmt.Fprintf(&r.b, "%s %s, changed\n", head, ch.New)
 	case ch.Kind == Modified && (multiline || long):
 		r.block(head, inner, "diff", prefixLines("- ", ch.Old)+"\n"+prefixLines("+ ", ch.New))
 	case ch.Kind == Modified:
