@@ -480,6 +480,9 @@ func (s side) probeText(p *Probe) string {
 	if len(line) <= 100 && !strings.Contains(line, "\n") {
 		return line
 	}
+	for i, a := range attrs {
+		attrs[i] = "  " + indentMore(a, "  ")
+	}
 	return head + ":\n" + strings.Join(attrs, "\n")
 }
 
