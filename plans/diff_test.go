@@ -150,3 +150,19 @@ func parseSource(t *testing.T, name, src string) *plans.Plan {
 	}
 	return p
 }
+
+// docs/ci.md shows the glm5 case as a sample of what a pull request gets;
+// it must stay what explain --diff prints.
+func TestDiffSampleInDocs(t *testing.T) {
+	want, err := os.ReadFile("testdata/diff/glm5/want.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../docs/ci.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), "```markdown\n"+string(want)+"```\n") {
+		t.Errorf("docs/ci.md does not show testdata/diff/glm5/want.md as its sample; copy it there:\n%s", want)
+	}
+}
