@@ -131,6 +131,13 @@ func newSide(p *Plan) side {
 // its quotes.
 func (s side) written(expr hcl.Expression) string {
 	if text := s.e.source(expr); text != "" {
+		// In the JSON syntax every value is a JSON string or number: show
+		// a string without its quotes, as explain does in HCL.
+		if strings.HasSuffix(s.plan.Filename, ".json") {
+			if u, err := strconv.Unquote(text); err == nil {
+				return u
+			}
+		}
 		return text
 	}
 	if v, ds := expr.Value(nil); !ds.HasErrors() {

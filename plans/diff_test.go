@@ -166,3 +166,22 @@ func TestDiffSampleInDocs(t *testing.T) {
 		t.Errorf("docs/ci.md does not show testdata/diff/glm5/want.md as its sample; copy it there:\n%s", want)
 	}
 }
+
+// A plan in the JSON syntax diffs as one in HCL: values without their
+// JSON quotes.
+func TestDiffJSONSyntax(t *testing.T) {
+	src, err := os.ReadFile("testdata/valid/simple.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := parseSource(t, "old.json", string(src))
+	new := parseSource(t, "new.json", strings.Replace(string(src), `"echo `, `"printf `, 1))
+	out, err := plans.ExplainDiff(old, new, "text")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "    command: echo ${shellquote(local.greeting)} → printf ${shellquote(local.greeting)}\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("JSON diff does not show\n%s\nit shows:\n%s", want, out)
+	}
+}

@@ -305,13 +305,16 @@ func (r *diffRenderer) entry(head string, kind ChangeKind, changes []Change) {
 // change writes one change under its entry; in an added entry every
 // change is a fact of the new thing and says so by not saying "added".
 func (r *diffRenderer) change(ch Change, entry ChangeKind, top bool) {
-	label := ch.What
+	label, of := ch.What, ""
+	kind := ""
 	if ch.Kind != Modified && entry == Modified {
-		label += " " + ch.Kind.String()
+		kind = " " + ch.Kind.String()
 	}
-	of := ""
 	if ch.Of != "" {
-		of = " of " + r.code(strings.Join(strings.Fields(ch.Of), " "))
+		// "error_message of `cond` added", not "error_message added of".
+		of = " of " + r.code(strings.Join(strings.Fields(ch.Of), " ")) + kind
+	} else {
+		label += kind
 	}
 	pad, inner := "    ", "      "
 	switch {
