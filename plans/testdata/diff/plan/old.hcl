@@ -1,0 +1,7 @@
+plan "bringup" {
+  description = "Bring up the server"
+}
+
+step "run" "hello" {
+  command = "echo hello"
+}
