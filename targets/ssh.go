@@ -477,8 +477,8 @@ func (s *SSH) Start(ctx context.Context, c Command, log string) (Process, error)
 
 // inspectScript reads the process's stat and, once it has ended, the
 // status its wrapper recorded. Between the command's end and the record
-// there is a moment (the wrapper reaping it); the script waits that out
-// rather than report an unknown status.
+// there is a moment (the wrapper reaping it); while the wrapper lives, the
+// script waits that out rather than report an unknown status.
 const inspectScript = `st="$d/$g.status"
 n=0
 while :; do
@@ -489,7 +489,9 @@ while :; do
 	*) break ;;
 	esac
 	[ -f "$st" ] && break
-	[ -d /proc/$g ] || break
+	w=
+	read -r w 2>/dev/null </proc/$g/stat
+	case $w in "" | *") Z "* | *") X "*) break ;; esac
 	n=$((n+1)); [ $n -ge 50 ] && break
 	sleep 0.01
 done
@@ -550,9 +552,9 @@ func shellStatus(n int) (int, string) {
 }
 
 // stopScript signals the group only while it is still the launch's: the
-// command itself (same start time), or its wrapper, or, both gone,
-// members left in the group (the kernel does not reuse a pid while it
-// names a live group).
+// command itself (same start time), or its wrapper, or, both gone (or
+// zombies: a container's pid 1 may never reap them), members left in the
+// group (the kernel does not reuse a pid while it names a live group).
 //
 // members counts the group's live processes; awk over every stat line is
 // two processes, where a sh loop would read each file byte by byte.
@@ -565,10 +567,15 @@ ours() {
 		set -- $r
 		[ "${20}" = "$t0" ] && return 0
 	fi
-	if [ -e /proc/$g ]; then
+	w=
+	read -r w 2>/dev/null </proc/$g/stat
+	case $w in
+	"" | *") Z "* | *") X "*) ;;
+	*)
 		case $(tr '\0' ' ' </proc/$g/cmdline 2>/dev/null) in *lockstep-launch*) return 0 ;; esac
 		return 1
-	fi
+		;;
+	esac
 	members
 	[ $n -gt 0 ]
 }
