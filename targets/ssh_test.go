@@ -674,20 +674,28 @@ func TestSSHReconnectAfterCut(t *testing.T) {
 	}
 	defer s.Stop(ctx, p, time.Second)
 
-	errc := make(chan error, 1)
+	// Two calls in flight: a command in its own session, and one of
+	// lockstep's scripts on a worker.
+	errc := make(chan error, 2)
 	go func() {
 		_, err := s.Run(ctx, Command{Line: "sleep 30"})
 		errc <- err
 	}()
-	time.Sleep(300 * time.Millisecond) // let the call get under way
+	go func() {
+		_, err := s.script(ctx, "sleep", "sleep 30")
+		errc <- err
+	}()
+	time.Sleep(500 * time.Millisecond) // let the calls get under way
 	proxy.Sever()
-	select {
-	case err := <-errc:
-		if !errors.Is(err, ErrDisconnected) {
-			t.Fatalf("call in flight: %v, want ErrDisconnected", err)
+	for range 2 {
+		select {
+		case err := <-errc:
+			if !errors.Is(err, ErrDisconnected) {
+				t.Fatalf("call in flight: %v, want ErrDisconnected", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("a call in flight did not fail after the connection was cut")
 		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the call in flight did not fail after the connection was cut")
 	}
 
 	// The next call reconnects, and the process is still there.
@@ -968,5 +976,24 @@ func TestSSHStopLeftoverGroup(t *testing.T) {
 	}
 	if n := inGroup(); n != 0 {
 		t.Errorf("%d processes left in group %d after Stop", n, p.PGID)
+	}
+}
+
+func TestSSHConnectTimeout(t *testing.T) {
+	srv := sshtest.StartSSHD(t)
+	ctx := ctxFor(t, time.Minute)
+	s, proxy := proxied(t, srv, func(c *SSHConfig) { c.ConnectTimeout = 500 * time.Millisecond })
+	proxy.Block() // TCP connects, then nothing answers
+	start := time.Now()
+	_, err := s.Stat(ctx, "/")
+	if err == nil || !strings.Contains(err.Error(), "timed out after 500ms (connect_timeout)") {
+		t.Fatalf("err = %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("gave up after %s, want about the connect timeout", d)
+	}
+	proxy.Unblock()
+	if _, err := s.Stat(ctx, "/"); err != nil {
+		t.Fatalf("once the host answers: %v", err)
 	}
 }
