@@ -3,8 +3,8 @@ module lockstep
 go 1.26.0
 
 require (
-	github.com/kevinburke/ssh_config v1.6.0 // indirect
-	github.com/skeema/knownhosts v1.3.3 // indirect
-	golang.org/x/crypto v0.59.0 // indirect
-	golang.org/x/sys v0.50.0 // indirect
+	github.com/kevinburke/ssh_config v1.6.0
+	github.com/skeema/knownhosts v1.3.3
+	golang.org/x/crypto v0.59.0
+	golang.org/x/sys v0.50.0
 )

@@ -1,0 +1,690 @@
+package targets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Local is the machine lockstep runs on (Linux: it reads /proc).
+//
+// It remembers the processes it started, reaps them as they exit and keeps
+// their exit status, so Inspect can say how a launch ended. A process
+// known only by its Process value (started by an earlier lockstep, say) is
+// judged from /proc alone: gone or a zombie means exited, with the status
+// unknown.
+//
+// Errors never quote a command line: it may carry a sensitive value.
+type Local struct {
+	self int // our own pid, left out of Processes
+
+	mu       sync.Mutex
+	launched map[int]*localLaunch // by pid
+}
+
+var _ Target = (*Local)(nil)
+
+// localLaunch is a process this Local started and reaps.
+type localLaunch struct {
+	startTime uint64
+	done      chan struct{} // closed once reaped; state is then set
+	state     ProcessState
+}
+
+// NewLocal returns the target for the local machine.
+func NewLocal() *Local {
+	return &Local{self: os.Getpid(), launched: make(map[int]*localLaunch)}
+}
+
+// localProcRoot is where the kernel's process table is mounted.
+const localProcRoot = "/proc"
+
+// localMaxOutput bounds what Run keeps of each of stdout and stderr, so a
+// command that prints without end cannot exhaust lockstep's memory; the
+// rest is read and dropped.
+const localMaxOutput = 64 << 20
+
+// localRunWaitDelay is how long Run waits, after the command itself
+// exited, for a process that escaped its group to close the output pipes
+// it inherited.
+const localRunWaitDelay = 2 * time.Second
+
+// Name is "local".
+func (l *Local) Name() string { return "local" }
+
+// Run runs c.Line with /bin/sh -c in a process group of its own. When ctx
+// ends the whole group is killed (SIGKILL), so a pipeline or a backgrounded
+// child dies with the shell; Run then returns what was captured and an
+// error wrapping ctx.Err().
+func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", c.Line)
+	cmd.Env = localEnviron(c.Env)
+	cmd.Dir = c.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		// The shell leads its group (Setpgid), so -pid is the group.
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = localRunWaitDelay
+	stdout, stderr := cappedBuffer{limit: localMaxOutput}, cappedBuffer{limit: localMaxOutput}
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+
+	start := time.Now()
+	err := cmd.Run()
+	res := Result{Stdout: stdout.b, Stderr: stderr.b, Duration: time.Since(start), ExitCode: -1}
+	if cmd.ProcessState != nil {
+		res.ExitCode, res.Signal = localExitStatus(cmd.ProcessState)
+	}
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("run: %w", ctx.Err())
+	}
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) && !errors.Is(err, exec.ErrWaitDelay) {
+		return res, fmt.Errorf("run: %w", err)
+	}
+	return res, nil
+}
+
+// Start launches c.Line with /bin/sh -c in a new session (so a new process
+// group too), stdin from /dev/null, stdout and stderr appended to log (its
+// directory created if needed; a relative path is taken from lockstep's
+// working directory, not c.Dir, and Process.Log is absolute). Nothing ties
+// the process to lockstep: no pipe, no controlling terminal, no
+// parent-death signal, so it outlives lockstep when nobody stops it.
+//
+// Process.Command is /proc's command line read just after the start; it is
+// the shell's or, when the shell has already exec'd a simple command, that
+// command's. Start returns once the process exists, whether or not the
+// command will be found: a missing command shows as an exit (127) in
+// Inspect.
+func (l *Local) Start(ctx context.Context, c Command, log string) (Process, error) {
+	if err := ctx.Err(); err != nil {
+		return Process{}, fmt.Errorf("start: %w", err)
+	}
+	if log == "" {
+		return Process{}, errors.New("start: no log file given")
+	}
+	// Absolute, so the Process names the same file whatever the working
+	// directory of whoever reads it later.
+	log, err := filepath.Abs(log)
+	if err != nil {
+		return Process{}, fmt.Errorf("start: log: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
+		return Process{}, fmt.Errorf("start: log directory: %w", err)
+	}
+	out, err := os.OpenFile(log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return Process{}, fmt.Errorf("start: %w", err)
+	}
+	defer out.Close()
+	in, err := os.Open(os.DevNull)
+	if err != nil {
+		return Process{}, fmt.Errorf("start: %w", err)
+	}
+	defer in.Close()
+
+	// Not CommandContext: ctx bounds the start, not the process's life.
+	cmd := exec.Command("/bin/sh", "-c", c.Line)
+	cmd.Env = localEnviron(c.Env)
+	cmd.Dir = c.Dir
+	// Files, not writers: the child gets the descriptors themselves and
+	// no goroutine of ours copies its output.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return Process{}, fmt.Errorf("start: %w", err)
+	}
+	pid := cmd.Process.Pid
+	// Until Wait below, the child cannot be reaped, so its /proc entry is
+	// there even if it has already exited.
+	st, cmdline, err := readLocalProc(pid)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return Process{}, fmt.Errorf("start: read the new process: %w", err)
+	}
+	ln := &localLaunch{startTime: st.StartTime, done: make(chan struct{})}
+	l.mu.Lock()
+	l.launched[pid] = ln
+	l.mu.Unlock()
+	go func() {
+		_ = cmd.Wait() // the status is in ProcessState
+		ln.state.Exited = true
+		ln.state.ExitCode, ln.state.Signal = localExitStatus(cmd.ProcessState)
+		close(ln.done)
+	}()
+	return Process{
+		PID:       pid,
+		PGID:      st.PGID,
+		StartTime: st.StartTime,
+		Command:   procCommand(cmdline, st.Comm),
+		Log:       log,
+	}, nil
+}
+
+// localReapWait bounds how long Inspect waits for our reaper to collect a
+// process /proc already shows as a zombie, to report its real status.
+const localReapWait = time.Second
+
+// Inspect reads p's state. A process this Local started and has reaped
+// reports its exit code or signal. Otherwise /proc decides: no entry, or a
+// zombie, is exited (ExitCode -1, unknown); a different start time is
+// Replaced (and exited). A zero p.StartTime skips the Replaced check. The
+// command line is not compared: it legitimately changes when the shell
+// execs the command.
+func (l *Local) Inspect(ctx context.Context, p Process) (ProcessState, error) {
+	if p.PID <= 0 {
+		return ProcessState{}, fmt.Errorf("inspect pid %d: not a process id", p.PID)
+	}
+	ln := l.launchOf(p)
+	if ln != nil {
+		select {
+		case <-ln.done:
+			return ln.state, nil
+		default:
+		}
+	}
+	st, err := readLocalStat(p.PID)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if ln != nil {
+			// Reaped between the two looks.
+			return l.waitReaped(ctx, ln)
+		}
+		return ProcessState{Exited: true, ExitCode: -1}, nil
+	case err != nil:
+		return ProcessState{}, fmt.Errorf("inspect pid %d: %w", p.PID, err)
+	case p.StartTime != 0 && st.StartTime != p.StartTime:
+		return ProcessState{Exited: true, ExitCode: -1, Replaced: true}, nil
+	case st.Zombie():
+		if ln != nil {
+			return l.waitReaped(ctx, ln)
+		}
+		return ProcessState{Exited: true, ExitCode: -1}, nil
+	}
+	return ProcessState{Alive: true, ExitCode: -1}, nil
+}
+
+// waitReaped waits (briefly) for our reaper to collect ln, to report its
+// status; it is dead already, so even without the status it has exited.
+func (l *Local) waitReaped(ctx context.Context, ln *localLaunch) (ProcessState, error) {
+	t := time.NewTimer(localReapWait)
+	defer t.Stop()
+	select {
+	case <-ln.done:
+		return ln.state, nil
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return ProcessState{Exited: true, ExitCode: -1}, nil
+}
+
+// launchOf returns our record of p if we started that very process.
+func (l *Local) launchOf(p Process) *localLaunch {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ln := l.launched[p.PID]
+	if ln == nil || (p.StartTime != 0 && ln.startTime != p.StartTime) {
+		return nil
+	}
+	return ln
+}
+
+// localStopPoll is how often Stop looks for what is left of the group.
+const localStopPoll = 20 * time.Millisecond
+
+// Stop ends p's process group: SIGTERM, then SIGKILL once grace has
+// passed, and returns when no live process is left in the group (zombies
+// are dead already and do not count) or ctx ends. A descendant that left
+// the group (setsid, setpgid) is not reached. When p led its group and its
+// pid now belongs to another process (Replaced), nothing is signalled: the
+// group p led has no members left, or the kernel would not have reused
+// the id, and the newcomer's group is not ours to stop.
+func (l *Local) Stop(ctx context.Context, p Process, grace time.Duration) error {
+	pgid := p.PGID
+	if pgid <= 1 {
+		// kill(-1) would signal every process we may signal; kill(0) our own group.
+		return fmt.Errorf("stop pid %d: no process group (pgid %d)", p.PID, pgid)
+	}
+	if own, err := syscall.Getpgid(0); err == nil && own == pgid {
+		return fmt.Errorf("stop pid %d: process group %d is lockstep's own", p.PID, pgid)
+	}
+	if p.PID == pgid && p.StartTime != 0 {
+		// Asked of /proc, not of our reaper's record: ours may have been
+		// reaped and its id given to a newcomer leading a group of its own.
+		st, err := readLocalStat(pgid)
+		if err == nil && st.StartTime != p.StartTime {
+			return nil
+		}
+	}
+	left := func() (bool, error) {
+		n, err := localGroupMembers(pgid)
+		return n == 0, err
+	}
+	if done, err := left(); done || err != nil {
+		return wrapLocalStop(p, err)
+	}
+	if err := signalLocalGroup(pgid, syscall.SIGTERM); err != nil {
+		return wrapLocalStop(p, err)
+	}
+	// A stopped process (SIGSTOP, ^Z) holds TERM pending until continued;
+	// continue it so it may shut down cleanly within the grace.
+	_ = signalLocalGroup(pgid, syscall.SIGCONT)
+	graceCtx, cancel := context.WithTimeout(ctx, grace)
+	err := pollUntil(graceCtx, localStopPoll, left)
+	cancel()
+	if err == nil || ctx.Err() != nil {
+		return wrapLocalStop(p, err)
+	}
+	if err := signalLocalGroup(pgid, syscall.SIGKILL); err != nil {
+		return wrapLocalStop(p, err)
+	}
+	return wrapLocalStop(p, pollUntil(ctx, localStopPoll, left))
+}
+
+func wrapLocalStop(p Process, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("stop pid %d (group %d): %w", p.PID, p.PGID, err)
+}
+
+func signalLocalGroup(pgid int, sig syscall.Signal) error {
+	err := syscall.Kill(-pgid, sig)
+	if err == nil || errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return fmt.Errorf("send %s: %w", unix.SignalName(sig), err)
+}
+
+// pollUntil calls cond every interval until it reports done, fails, or ctx
+// ends (then ctx's error).
+func pollUntil(ctx context.Context, interval time.Duration, cond func() (bool, error)) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		done, err := cond()
+		if done || err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// localGroupMembers counts the live (non-zombie) processes of group pgid.
+func localGroupMembers(pgid int) (int, error) {
+	n := 0
+	err := eachLocalProcess(func(pid int) error {
+		st, err := readLocalStat(pid)
+		if err != nil {
+			return nil // gone meanwhile
+		}
+		if st.PGID == pgid && !st.Zombie() {
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+// MoveAside renames path to path.prev-<UTC time>, adding .1, .2... when
+// that name is taken; the rename never replaces an existing file.
+func (l *Local) MoveAside(ctx context.Context, path string) (string, error) {
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	} else if err != nil {
+		return "", fmt.Errorf("move aside %s: %w", path, err)
+	}
+	base := path + ".prev-" + time.Now().UTC().Format("20060102T150405Z")
+	for i := 0; ; i++ {
+		if err := ctx.Err(); err != nil {
+			return "", fmt.Errorf("move aside %s: %w", path, err)
+		}
+		name := base
+		if i > 0 {
+			name = base + "." + strconv.Itoa(i)
+		}
+		err := renameNoReplace(path, name)
+		switch {
+		case err == nil:
+			return name, nil
+		case errors.Is(err, fs.ErrExist):
+			continue
+		case errors.Is(err, fs.ErrNotExist):
+			// Moved or removed by someone else since the Lstat.
+			return "", nil
+		default:
+			return "", fmt.Errorf("move aside %s: %w", path, err)
+		}
+	}
+}
+
+// renameNoReplace renames old to new unless new exists (then an error
+// wrapping fs.ErrExist). Filesystems without RENAME_NOREPLACE get a check
+// then a rename, which only a concurrent writer of the same name can beat.
+func renameNoReplace(old, new string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, old, unix.AT_FDCWD, new, unix.RENAME_NOREPLACE)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+		if _, err := os.Lstat(new); err == nil {
+			return &os.LinkError{Op: "rename", Old: old, New: new, Err: fs.ErrExist}
+		}
+		return os.Rename(old, new)
+	}
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: old, New: new, Err: err}
+	}
+	return nil
+}
+
+// Stat describes path, following symbolic links.
+func (l *Local) Stat(ctx context.Context, path string) (FileInfo, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return FileInfo{}, nil
+	}
+	if err != nil {
+		return FileInfo{}, fmt.Errorf("stat %s: %w", path, err)
+	}
+	return localFileInfo(fi), nil
+}
+
+// ReadAt reads up to max bytes of path from off. The FileInfo comes from
+// the open descriptor, so it describes the very file read even if path is
+// renamed or replaced meanwhile; bytes are read only up to the size seen
+// then. An offset at or past the end reads nothing.
+func (l *Local) ReadAt(ctx context.Context, path string, off int64, max int) ([]byte, FileInfo, error) {
+	if off < 0 {
+		return nil, FileInfo{}, fmt.Errorf("read %s: negative offset %d", path, off)
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, FileInfo{}, nil
+	}
+	if err != nil {
+		return nil, FileInfo{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, FileInfo{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	info := localFileInfo(st)
+	n := min(int64(max), info.Size-off)
+	if n <= 0 {
+		return nil, info, nil
+	}
+	buf := make([]byte, n)
+	got, err := f.ReadAt(buf, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, info, fmt.Errorf("read %s at %d: %w", path, off, err)
+	}
+	return buf[:got], info, nil
+}
+
+func localFileInfo(fi fs.FileInfo) FileInfo {
+	info := FileInfo{Exists: true, Size: fi.Size(), ModTime: fi.ModTime()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		info.ID = fmt.Sprintf("%d:%d", st.Dev, st.Ino)
+	}
+	return info
+}
+
+// Processes lists the processes whose command line (arguments joined by
+// spaces; "[name]" for kernel threads) matches the regular expression
+// match, by pid, leaving out lockstep itself. Zombies are listed, with
+// State "Z": whether a zombie counts is the caller's decision.
+func (l *Local) Processes(ctx context.Context, match string) ([]ProcessInfo, error) {
+	re, err := regexp.Compile(match)
+	if err != nil {
+		return nil, fmt.Errorf("processes: match: %w", err)
+	}
+	var out []ProcessInfo
+	err = eachLocalProcess(func(pid int) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if pid == l.self {
+			return nil
+		}
+		st, cmdline, err := readLocalProc(pid)
+		if err != nil {
+			return nil // gone meanwhile, or not ours to read
+		}
+		command := procCommand(cmdline, st.Comm)
+		if !re.MatchString(command) {
+			return nil
+		}
+		out = append(out, ProcessInfo{PID: pid, PPID: st.PPID, PGID: st.PGID, State: st.State, Command: command})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("processes %q: %w", match, err)
+	}
+	return out, nil
+}
+
+// Listeners lists the TCP sockets listening on port, IPv4 and IPv6, each
+// with the process that holds it. A socket held by several processes (a
+// server's forked workers) is listed once per process; one whose holder
+// cannot be seen has PID 0. Sorted by pid, then address.
+func (l *Local) Listeners(ctx context.Context, port int) ([]Listener, error) {
+	if port <= 0 || port > 65535 {
+		return nil, fmt.Errorf("listeners: port %d out of range", port)
+	}
+	socks, err := diagListeners(port)
+	if err != nil {
+		// sock_diag may be denied (a seccomp filter, an old kernel): /proc
+		// says the same, only slower.
+		socks, err = procListeners(port)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listeners on %d: %w", port, err)
+	}
+	addrs := make(map[uint64]string) // listening socket inode -> address
+	for _, s := range socks {
+		addrs[s.Inode] = s.Local.String()
+	}
+	if len(addrs) == 0 {
+		return nil, nil
+	}
+	owned := make(map[uint64]bool)
+	var out []Listener
+	err = eachLocalProcess(func(pid int) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		fdDir := filepath.Join(localProcRoot, strconv.Itoa(pid), "fd")
+		fds, err := os.ReadDir(fdDir)
+		if err != nil {
+			return nil // gone, or another user's
+		}
+		var mine []uint64
+		for _, fd := range fds {
+			link, err := os.Readlink(filepath.Join(fdDir, fd.Name()))
+			if err != nil {
+				continue
+			}
+			if ino, ok := parseSocketLink(link); ok {
+				if _, listening := addrs[ino]; listening && !slices.Contains(mine, ino) {
+					mine = append(mine, ino)
+				}
+			}
+		}
+		if len(mine) == 0 {
+			return nil
+		}
+		command := ""
+		if st, cmdline, err := readLocalProc(pid); err == nil {
+			command = procCommand(cmdline, st.Comm)
+		}
+		for _, ino := range mine {
+			owned[ino] = true
+			out = append(out, Listener{Address: addrs[ino], PID: pid, Command: command})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listeners on %d: %w", port, err)
+	}
+	for ino, addr := range addrs {
+		if !owned[ino] {
+			out = append(out, Listener{Address: addr})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].PID != out[j].PID {
+			return out[i].PID < out[j].PID
+		}
+		return out[i].Address < out[j].Address
+	})
+	return out, nil
+}
+
+// procListeners reads the listening TCP sockets on port from
+// /proc/net/tcp and /proc/net/tcp6.
+func procListeners(port int) ([]tcpSocket, error) {
+	var out []tcpSocket
+	for _, name := range []string{"net/tcp", "net/tcp6"} {
+		b, err := os.ReadFile(filepath.Join(localProcRoot, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // IPv6 disabled
+		}
+		if err != nil {
+			return nil, err
+		}
+		socks, err := parseNetTCP(b)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range socks {
+			if s.State == tcpListen && int(s.Local.Port()) == port {
+				out = append(out, s)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Dial connects from this machine.
+func (l *Local) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
+}
+
+// Close does nothing: processes started with Start keep running, and
+// their reapers keep waiting for them.
+func (l *Local) Close() error { return nil }
+
+// eachLocalProcess calls fn with the pid of every process in /proc, in
+// increasing order, stopping at fn's first error.
+func eachLocalProcess(fn func(pid int) error) error {
+	d, err := os.Open(localProcRoot)
+	if err != nil {
+		return err
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return fmt.Errorf("list %s: %w", localProcRoot, err)
+	}
+	pids := make([]int, 0, len(names))
+	for _, name := range names {
+		if pid, err := strconv.Atoi(name); err == nil && pid > 0 {
+			pids = append(pids, pid)
+		}
+	}
+	slices.Sort(pids)
+	for _, pid := range pids {
+		if err := fn(pid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readLocalStat reads and parses /proc/PID/stat; a process that is gone gives
+// an error wrapping fs.ErrNotExist.
+func readLocalStat(pid int) (procStat, error) {
+	b, err := os.ReadFile(filepath.Join(localProcRoot, strconv.Itoa(pid), "stat"))
+	if err != nil {
+		// ESRCH: the process died between open and read.
+		if errors.Is(err, syscall.ESRCH) {
+			return procStat{}, fmt.Errorf("pid %d: %w", pid, fs.ErrNotExist)
+		}
+		return procStat{}, err
+	}
+	return parseStat(b)
+}
+
+// readLocalProc reads a process's stat and cmdline.
+func readLocalProc(pid int) (procStat, []byte, error) {
+	st, err := readLocalStat(pid)
+	if err != nil {
+		return procStat{}, nil, err
+	}
+	cmdline, err := os.ReadFile(filepath.Join(localProcRoot, strconv.Itoa(pid), "cmdline"))
+	if err != nil && !errors.Is(err, syscall.ESRCH) && !errors.Is(err, fs.ErrNotExist) {
+		return procStat{}, nil, err
+	}
+	return st, cmdline, nil
+}
+
+// localExitStatus is how a process ended: its exit code, or -1 and the
+// signal's name ("SIGKILL") when a signal ended it.
+func localExitStatus(ps *os.ProcessState) (int, string) {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return -1, unix.SignalName(ws.Signal())
+	}
+	return ps.ExitCode(), ""
+}
+
+// localEnviron is this process's environment with env added (env wins).
+func localEnviron(env map[string]string) []string {
+	out := os.Environ()
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		// exec.Cmd keeps the last of duplicate keys.
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}
+
+// cappedBuffer is a writer keeping the first limit bytes and dropping the rest
+// (while still taking them, so the command never stalls on a full pipe).
+type cappedBuffer struct {
+	b     []byte
+	limit int
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if room := c.limit - len(c.b); room > 0 {
+		c.b = append(c.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+var _ io.Writer = (*cappedBuffer)(nil)
