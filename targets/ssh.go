@@ -10,6 +10,7 @@ import (
 	"net"
 	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -313,7 +314,10 @@ func (p *pidWriter) Write(b []byte) (int, error) {
 	return n, nil
 }
 
-// Run runs c.Line with /bin/sh -c on the host.
+// Run runs c.Line with /bin/sh -c on the host, in a session of its own.
+// If the connection drops meanwhile the call fails with ErrDisconnected,
+// and the command may go on running on the host (sshd does not signal
+// it); if ctx ends, the command's process group is sent TERM, then KILL.
 func (s *SSH) Run(ctx context.Context, c Command) (Result, error) {
 	pre, err := s.prelude(c)
 	if err != nil {
@@ -444,7 +448,7 @@ printf 'cmd %s\n' "$c"
 // its exit status for Inspect.
 func (s *SSH) Start(ctx context.Context, c Command, log string) (Process, error) {
 	if log == "" {
-		return Process{}, s.errorf("start %q: no log file given", c.Line)
+		return Process{}, s.errorf("start: no log file given")
 	}
 	pre, err := s.prelude(c)
 	if err != nil {
@@ -455,18 +459,20 @@ func (s *SSH) Start(ctx context.Context, c Command, log string) (Process, error)
 		"inner=" + shellQuote(pre+c.Line) + "\n" +
 		"wrapper=" + shellQuote(launchWrapper) + "\n" +
 		startScript
-	out, err := s.script(ctx, "start "+strconv.Quote(c.Line), script)
+	// Command lines stay out of errors: they may hold a sensitive
+	// variable's value, and the caller knows which step failed.
+	out, err := s.script(ctx, "start (log "+log+")", script)
 	if err != nil {
 		return Process{}, err
 	}
 	statLine, rest, _ := bytes.Cut(out, []byte("\n"))
 	statLine, ok := bytes.CutPrefix(statLine, []byte("stat "))
 	if !ok {
-		return Process{}, s.errorf("start %q: unexpected reply %q", c.Line, clip(out))
+		return Process{}, s.errorf("start: unexpected reply %q", clip(out))
 	}
 	st, err := parseStat(statLine)
 	if err != nil {
-		return Process{}, s.errorf("start %q: %w", c.Line, err)
+		return Process{}, s.errorf("start: %w", err)
 	}
 	cmd := strings.TrimSpace(strings.TrimPrefix(string(rest), "cmd "))
 	if cmd == "" {
@@ -581,6 +587,7 @@ ours() {
 }
 ours || { echo gone; exit 0; }
 kill -s TERM -- -$g 2>/dev/null
+kill -s CONT -- -$g 2>/dev/null
 i=0
 members
 while [ $n -gt 0 ]; do
@@ -600,8 +607,9 @@ done
 echo stopped
 `
 
-// Stop sends SIGTERM to p's process group, SIGKILL after grace, and
-// returns once the group is empty: all in one remote script.
+// Stop sends SIGTERM to p's process group (and SIGCONT, so that a stopped
+// process gets to handle it), SIGKILL after grace, and returns once the
+// group is empty: all in one remote script.
 func (s *SSH) Stop(ctx context.Context, p Process, grace time.Duration) error {
 	if p.PGID <= 1 {
 		return s.errorf("stop pid %d: no process group to signal (pgid %d)", p.PID, p.PGID)
@@ -847,6 +855,13 @@ func (s *SSH) Listeners(ctx context.Context, port int) ([]Listener, error) {
 			list = append(list, Listener{Address: addr, PID: pid, Command: parseCmdline(cmds[pid])})
 		}
 	}
+	// As the local target: by pid, then address.
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].PID != list[j].PID {
+			return list[i].PID < list[j].PID
+		}
+		return list[i].Address < list[j].Address
+	})
 	return list, nil
 }
 

@@ -230,7 +230,21 @@ func TestSSHStopKillsAfterGrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A stopped member must not hold Stop up either.
+	stopped, err := s.Start(ctx, Command{Line: "sleep 304"}, log+".2")
+	if err != nil {
+		t.Fatal(err)
+	}
 	waitLog(t, ctx, s, log, "ready")
+	if r, err := s.Run(ctx, Command{Line: fmt.Sprintf("kill -STOP %d", stopped.PID)}); err != nil || r.ExitCode != 0 {
+		t.Fatalf("kill -STOP: %+v, %v", r, err)
+	}
+	if err := s.Stop(ctx, stopped, 5*time.Second); err != nil {
+		t.Fatalf("Stop of a stopped process: %v", err)
+	}
+	if st, err := s.Inspect(ctx, stopped); err != nil || st.Signal != "SIGTERM" {
+		t.Errorf("stopped process after Stop: %+v, %v; want ended by TERM (after CONT)", st, err)
+	}
 	start := time.Now()
 	if err := s.Stop(ctx, p, 300*time.Millisecond); err != nil {
 		t.Fatalf("Stop: %v", err)
