@@ -400,6 +400,9 @@ const stateDir = `d=/tmp/lockstep-"${LOGNAME:-$(id -u)}"` + "\n"
 // and HUP (a trap, unlike an ignored signal, is not inherited by the
 // command) so that Stop's TERM to the group still lets it record how the
 // command ended; sh runs a trap only after the foreground command returns.
+// The command reaches the wrapper and the command's shell in the
+// environment, not in argv: a process probe matching the command line
+// must find the command alone, not its wrapper too.
 // Only the command writes to the log: the wrapper's own stderr, where sh
 // reports "Terminated", is /dev/null, so the command's shell points its
 // output at the log itself (dash prints that report to the command's
@@ -409,7 +412,9 @@ st="$d/$$.status"
 rm -f "$st" "$st.tmp"
 trap : TERM INT HUP
 { command exec 4>>"$log"; } 2>/dev/null || { echo "error: cannot open the log $log for writing" >&3; exit 1; }
-/bin/sh -c 'read -r s </proc/$$/stat; echo "$s" >&3; exec 3>&- 1>&4 2>&4 4>&-; exec /bin/sh -c "$1"' lockstep-inner "$3"
+c=$LOCKSTEP_COMMAND
+unset LOCKSTEP_COMMAND
+LOCKSTEP_COMMAND=$c /bin/sh -c 'read -r s </proc/$$/stat; echo "$s" >&3; exec 3>&- 1>&4 2>&4 4>&-; c=$LOCKSTEP_COMMAND; unset LOCKSTEP_COMMAND; exec /bin/sh -c "$c"' lockstep-inner
 echo $? >"$st.tmp" && mv -f "$st.tmp" "$st"
 `
 
@@ -423,7 +428,7 @@ mkdir -p -- "$(dirname -- "$log")" || exit
 f="$d/start.$$"
 rm -f "$f"
 mkfifo "$f" || exit
-( exec 3>"$f"; exec setsid /bin/sh -c "$wrapper" lockstep-launch "$d" "$log" "$inner" </dev/null >/dev/null 2>&1 ) &
+( exec 3>"$f"; LOCKSTEP_COMMAND=$inner exec setsid /bin/sh -c "$wrapper" lockstep-launch "$d" "$log" </dev/null >/dev/null 2>&1 ) &
 IFS= read -r line <"$f"
 rm -f "$f"
 case $line in

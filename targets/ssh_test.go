@@ -186,6 +186,15 @@ func TestSSHStartInspectStop(t *testing.T) {
 	if inGroup != 2 {
 		t.Fatalf("processes %+v: want both sleeps in group %d", group, p.PGID)
 	}
+	// Matching the launch's command line finds the command, not its
+	// wrapper or lockstep's own scripts.
+	matched, err := s.Processes(ctx, "exec sleep 302")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(matched) > 1 || (len(matched) == 1 && matched[0].PID != p.PID) {
+		t.Errorf("Processes(the launch's command) = %+v, want at most the command itself (pid %d)", matched, p.PID)
+	}
 	// The session that started it must be its own: not in our sshd's.
 	r, err := s.Run(ctx, Command{Line: fmt.Sprintf("ps -o sid= -p %d; ps -o sid= -p $$", p.PID)})
 	if err != nil {
