@@ -422,8 +422,11 @@ echo $? >"$st.tmp" && mv -f "$st.tmp" "$st"
 // reads, through a fifo, the /proc stat line the command's own shell
 // writes before it execs the command: so the pid and start time are the
 // command's, known even if it exits at once.
+//
+// Status files of launches that ended more than a week ago are removed.
 const startScript = `(umask 077 && mkdir -p "$d") || exit
 if [ ! -d "$d" ] || [ -L "$d" ] || [ ! -O "$d" ]; then echo "$d is not a private directory of this user" >&2; exit 90; fi
+find "$d" -name '*.status' -mtime +7 -exec rm -f {} + 2>/dev/null
 mkdir -p -- "$(dirname -- "$log")" || exit
 f="$d/start.$$"
 rm -f "$f"
