@@ -213,7 +213,7 @@ func (s *SSH) exec(ctx context.Context, what, script string, stdout, stderr io.W
 	// cannot: it refuses it for root logins.
 	group := &pidWriter{w: stderr}
 	sess.Stdout, sess.Stderr = stdout, group
-	if err := sess.Start("exec /bin/sh -c " + shellQuote("echo $$ >&2\n"+script)); err != nil {
+	if err := sess.Start("exec /bin/sh -c " + shellQuote("echo "+pgidMark+"$$ >&2\n"+script)); err != nil {
 		if c.lost() {
 			return 0, "", s.disconnected(c, what)
 		}
@@ -235,8 +235,10 @@ func (s *SSH) exec(ctx context.Context, what, script string, stdout, stderr io.W
 	var exit *ssh.ExitError
 	switch {
 	case err == nil:
+		group.flush()
 		return 0, "", nil
 	case errors.As(err, &exit):
+		group.flush()
 		if exit.Signal() != "" {
 			return -1, "SIG" + exit.Signal(), nil
 		}
@@ -274,36 +276,55 @@ done
 	}
 }
 
-// pidWriter takes the first line written (a pid) for itself and passes
-// the rest on.
+// pgidMark starts the line a Run's shell writes first on stderr: its pid,
+// which is its session's process group.
+const pgidMark = "lockstep-pgid:"
+
+// pidWriter passes stderr on, minus the pgidMark line, whose pid it keeps.
+// Lines before it (a login shell's startup chatter) pass unchanged.
 type pidWriter struct {
-	w    io.Writer
-	head []byte
-	done bool
-	pid  atomic.Int64
+	w       io.Writer
+	pending []byte // an incomplete line, while the mark is still awaited
+	seen    int    // bytes looked at; past 64 KiB the mark is given up
+	done    bool
+	pid     atomic.Int64
+}
+
+// flush passes on an incomplete last line held while the mark was awaited.
+func (p *pidWriter) flush() {
+	if len(p.pending) > 0 {
+		_, _ = p.w.Write(p.pending)
+		p.pending = nil
+	}
 }
 
 func (p *pidWriter) Write(b []byte) (int, error) {
 	n := len(b)
-	if !p.done {
+	for !p.done && len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
-		if i < 0 && len(p.head)+len(b) < 32 {
-			p.head = append(p.head, b...)
+		if i < 0 {
+			p.pending = append(p.pending, b...)
+			p.seen += len(b)
+			if p.seen > 64<<10 {
+				p.done = true
+				b, p.pending = p.pending, nil
+				break
+			}
 			return n, nil
 		}
-		p.done = true
-		if i >= 0 {
-			if pid, err := strconv.Atoi(string(append(p.head, b[:i]...))); err == nil {
+		line := append(p.pending, b[:i+1]...)
+		p.pending = nil
+		p.seen += i + 1
+		b = b[i+1:]
+		if v, ok := bytes.CutPrefix(bytes.TrimSuffix(line, []byte("\n")), []byte(pgidMark)); ok {
+			if pid, err := strconv.Atoi(string(v)); err == nil {
 				p.pid.Store(int64(pid))
-				b = b[i+1:]
-				p.head = nil
+				p.done = true
+				continue
 			}
 		}
-		// Not a pid: not ours, keep every byte.
-		if len(p.head) > 0 {
-			if _, err := p.w.Write(p.head); err != nil {
-				return n, err
-			}
+		if _, err := p.w.Write(line); err != nil {
+			return n, err
 		}
 	}
 	if len(b) > 0 {

@@ -1020,3 +1020,33 @@ func TestSSHConnectTimeout(t *testing.T) {
 		t.Fatalf("once the host answers: %v", err)
 	}
 }
+
+func TestPIDWriter(t *testing.T) {
+	tests := []struct {
+		name   string
+		writes []string
+		pid    int64
+		out    string
+	}{
+		{name: "mark first", writes: []string{"lockstep-pgid:123\nerr"}, pid: 123, out: "err"},
+		{name: "split writes", writes: []string{"lock", "step-pgid:4", "5\n", "a\n", "b"}, pid: 45, out: "a\nb"},
+		{name: "chatter before", writes: []string{"bashrc says hi\n", "lockstep-pgid:7\nx"}, pid: 7, out: "bashrc says hi\nx"},
+		{name: "no mark, no newline", writes: []string{"just text"}, out: "just text"},
+		{name: "a second mark is output", writes: []string{"lockstep-pgid:1\nlockstep-pgid:2\n"}, pid: 1, out: "lockstep-pgid:2\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out strings.Builder
+			w := &pidWriter{w: &out}
+			for _, s := range tt.writes {
+				if n, err := w.Write([]byte(s)); err != nil || n != len(s) {
+					t.Fatalf("Write = %d, %v", n, err)
+				}
+			}
+			w.flush()
+			if w.pid.Load() != tt.pid || out.String() != tt.out {
+				t.Errorf("pid %d, out %q; want %d, %q", w.pid.Load(), out.String(), tt.pid, tt.out)
+			}
+		})
+	}
+}
