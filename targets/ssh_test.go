@@ -1050,3 +1050,19 @@ func TestPIDWriter(t *testing.T) {
 		})
 	}
 }
+
+func TestSSHWorkerStartFailure(t *testing.T) {
+	srv := sshtest.StartSSHD(t)
+	// A forced command stands in for a login shell that refuses to run
+	// anything: the error must carry what the host said.
+	b, err := os.ReadFile(filepath.Join(srv.Dir, "authorized_keys"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(srv.Dir, "authorized_keys"), append([]byte(`command="echo This account is currently not available. >&2; exit 1" `), b...), 0o600)
+	s := testSSH(t, srv)
+	_, err = s.Stat(ctxFor(t, time.Minute), "/")
+	if err == nil || !strings.Contains(err.Error(), "This account is currently not available.") || errors.Is(err, ErrDisconnected) {
+		t.Fatalf("err = %v", err)
+	}
+}
