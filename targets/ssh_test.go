@@ -844,6 +844,17 @@ func BenchmarkSSH(b *testing.B) {
 			}
 		}
 	})
+	b.Run("RoundTripNoBashrc", func(b *testing.B) {
+		// bash reads ~/.bashrc for sshd only at shell level 1: with
+		// SHLVL=1 set by sshd it is at 2, so this is a bare session's
+		// floor, login shell startup aside.
+		bare := testSSH(b, sshtest.StartSSHD(b, "SetEnv SHLVL=1"))
+		for b.Loop() {
+			if _, err := bare.Run(ctx, Command{Line: "true"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("NewConnection", func(b *testing.B) {
 		for b.Loop() {
 			fresh := NewSSH("bench", s.cfg)
