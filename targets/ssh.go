@@ -185,9 +185,23 @@ func (s *SSH) disconnected(c *sshConn, what string) error {
 	return s.errorf("%s: %w: %v", what, ErrDisconnected, c.cause)
 }
 
+// runWaitDelay is how long Run waits, once the command has exited, for
+// what it left in the background to close the output it inherited (as
+// the local target does): OpenSSH would hold the session open until then.
+const runWaitDelay = 2 * time.Second
+
+// runMaxOutput bounds what Run keeps of each of stdout and stderr, as the
+// local target does; the rest is read and dropped.
+const runMaxOutput = 64 << 20
+
 // exec runs script with /bin/sh on the host in a session of its own, its
 // output to stdout and stderr, and returns its exit status. ctx ending
-// ends the command's process group (TERM, then KILL).
+// ends the command's process group (TERM, then KILL). stdout and stderr
+// are no longer written to once exec returns.
+//
+// It drives the session channel itself rather than through ssh.Session,
+// whose Wait returns only when the channel closes: the exit status comes
+// first, and a background job holding the output must not hold the call.
 func (s *SSH) exec(ctx context.Context, what, script string, stdout, stderr io.Writer) (code int, signal string, err error) {
 	select {
 	case s.runSessions <- struct{}{}:
@@ -199,54 +213,142 @@ func (s *SSH) exec(ctx context.Context, what, script string, stdout, stderr io.W
 	if err != nil {
 		return 0, "", err
 	}
-	sess, err := c.client.NewSession()
+	ch, reqs, err := c.client.OpenChannel("session", nil)
 	if err != nil {
 		if c.lost() {
 			return 0, "", s.disconnected(c, what)
 		}
 		return 0, "", s.errorf("%s: open session: %w", what, err)
 	}
-	defer sess.Close()
+	defer ch.Close()
+
+	statusc := make(chan exitStatus, 1)
+	reqsDone := make(chan struct{})
+	go func() {
+		defer close(reqsDone)
+		for req := range reqs {
+			if st, ok := parseExit(req); ok {
+				select {
+				case statusc <- st:
+				default:
+				}
+			}
+			if req.WantReply {
+				_ = req.Reply(false, nil)
+			}
+		}
+	}()
 	// The script's shell is the session's process group leader (sshd
 	// runs it under setsid); it says its pid first, on stderr, so that a
 	// cancelled call can end its whole group. sshd's own "signal" request
 	// cannot: it refuses it for root logins.
 	group := &pidWriter{w: stderr}
-	sess.Stdout, sess.Stderr = stdout, group
-	if err := sess.Start("exec /bin/sh -c " + shellQuote("echo "+pgidMark+"$$ >&2\n"+script)); err != nil {
+	copied := make(chan struct{}, 2)
+	go func() { _, _ = io.Copy(stdout, ch); copied <- struct{}{} }()
+	go func() { _, _ = io.Copy(group, ch.Stderr()); copied <- struct{}{} }()
+	waitCopies := func() {
+		for range 2 {
+			<-copied
+		}
+	}
+
+	cmd := "exec /bin/sh -c " + shellQuote("echo "+pgidMark+"$$ >&2\n"+script)
+	ok, err := ch.SendRequest("exec", true, ssh.Marshal(struct{ Command string }{cmd}))
+	if err != nil || !ok {
+		ch.Close()
+		waitCopies()
 		if c.lost() {
 			return 0, "", s.disconnected(c, what)
 		}
+		if err == nil {
+			err = errors.New("the server refused to run a command")
+		}
 		return 0, "", s.errorf("%s: %w", what, err)
 	}
-	waited := make(chan error, 1)
-	go func() { waited <- sess.Wait() }()
+	_ = ch.CloseWrite() // stdin: at its end at once
+
+	var st exitStatus
 	select {
-	case err = <-waited:
+	case st = <-statusc:
+	case <-reqsDone:
+		// Closed: the status, if any, came just before.
+		select {
+		case st = <-statusc:
+		default:
+			ch.Close()
+			waitCopies()
+			if c.lost() {
+				return 0, "", s.disconnected(c, what)
+			}
+			return 0, "", s.errorf("%s: the session ended without an exit status", what)
+		}
 	case <-ctx.Done():
-		sess.Close()
+		ch.Close()
 		if pgid := group.pid.Load(); pgid > 1 {
 			killGroup(c, int(pgid))
 		}
+		waitCopies()
 		return 0, "", s.errorf("%s: %w", what, ctx.Err())
 	case <-c.done:
+		waitCopies()
 		return 0, "", s.disconnected(c, what)
 	}
-	var exit *ssh.ExitError
-	switch {
-	case err == nil:
-		group.flush()
-		return 0, "", nil
-	case errors.As(err, &exit):
-		group.flush()
-		if exit.Signal() != "" {
-			return -1, "SIG" + exit.Signal(), nil
+
+	delay := time.NewTimer(runWaitDelay)
+	defer delay.Stop()
+	for n := 0; n < 2; {
+		select {
+		case <-copied:
+			n++
+		case <-delay.C:
+			ch.Close() // the copies end at once
 		}
-		return exit.ExitStatus(), "", nil
-	case c.lost():
-		return 0, "", s.disconnected(c, what)
 	}
-	return 0, "", s.errorf("%s: %w", what, err)
+	group.flush()
+	return st.code, st.signal, nil
+}
+
+// exitStatus is how a session's command ended, as sshd reports it.
+type exitStatus struct {
+	code   int    // -1 when a signal ended it
+	signal string // "SIGKILL"
+}
+
+// parseExit reads an "exit-status" or "exit-signal" request (RFC 4254
+// 6.10).
+func parseExit(req *ssh.Request) (exitStatus, bool) {
+	switch req.Type {
+	case "exit-status":
+		var m struct{ Status uint32 }
+		if ssh.Unmarshal(req.Payload, &m) == nil {
+			return exitStatus{code: int(m.Status)}, true
+		}
+	case "exit-signal":
+		var m struct {
+			Signal     string
+			CoreDumped bool
+			Error      string
+			Lang       string
+		}
+		if ssh.Unmarshal(req.Payload, &m) == nil {
+			return exitStatus{code: -1, signal: "SIG" + m.Signal}, true
+		}
+	}
+	return exitStatus{}, false
+}
+
+// cappedOutput keeps the first limit bytes written and drops the rest
+// (still taking them, so the command never stalls).
+type cappedOutput struct {
+	b     bytes.Buffer
+	limit int
+}
+
+func (c *cappedOutput) Write(p []byte) (int, error) {
+	if room := c.limit - c.b.Len(); room > 0 {
+		c.b.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
 }
 
 // killGroup ends the process group of a cancelled call: TERM, then KILL
@@ -339,18 +441,25 @@ func (p *pidWriter) Write(b []byte) (int, error) {
 // If the connection drops meanwhile the call fails with ErrDisconnected,
 // and the command may go on running on the host (sshd does not signal
 // it); if ctx ends, the command's process group is sent TERM, then KILL.
+// Either way the Result holds what the command printed until then.
+// Once the command has exited, Run waits at most 2s for processes it left
+// in the background to close its output, and keeps at most 64 MiB of each
+// stream.
 func (s *SSH) Run(ctx context.Context, c Command) (Result, error) {
 	pre, err := s.prelude(c)
 	if err != nil {
 		return Result{}, err
 	}
-	var out, errb bytes.Buffer
+	out, errb := &cappedOutput{limit: runMaxOutput}, &cappedOutput{limit: runMaxOutput}
 	start := time.Now()
-	code, sig, err := s.exec(ctx, "run", pre+c.Line, &out, &errb)
+	code, sig, err := s.exec(ctx, "run", pre+c.Line, out, errb)
+	res := Result{ExitCode: code, Signal: sig, Stdout: out.b.Bytes(), Stderr: errb.b.Bytes(), Duration: time.Since(start)}
 	if err != nil {
-		return Result{}, err
+		// What the command printed before the end is kept.
+		res.ExitCode = -1
+		return res, err
 	}
-	return Result{ExitCode: code, Signal: sig, Stdout: out.Bytes(), Stderr: errb.Bytes(), Duration: time.Since(start)}, nil
+	return res, nil
 }
 
 // prelude is the shell text that sets up c's directory and environment:

@@ -88,6 +88,29 @@ func TestSSHRun(t *testing.T) {
 		})
 	}
 
+	t.Run("a background job does not hold the call", func(t *testing.T) {
+		start := time.Now()
+		r, err := s.Run(ctx, Command{Line: "echo before; sleep 30 & echo after"})
+		if err != nil || string(r.Stdout) != "before\nafter\n" || r.ExitCode != 0 {
+			t.Fatalf("Run = %+v, %v", r, err)
+		}
+		if d := time.Since(start); d > 15*time.Second {
+			t.Errorf("Run took %s: it waited for the background job", d)
+		}
+	})
+	t.Run("stdin is empty", func(t *testing.T) {
+		r, err := s.Run(ctx, Command{Line: "cat; echo done"})
+		if err != nil || string(r.Stdout) != "done\n" {
+			t.Fatalf("Run = %+v, %v", r, err)
+		}
+	})
+	t.Run("output without a newline, and binary", func(t *testing.T) {
+		r, err := s.Run(ctx, Command{Line: `printf 'a\000b'; printf 'e' >&2`})
+		if err != nil || string(r.Stdout) != "a\x00b" || string(r.Stderr) != "e" {
+			t.Fatalf("Run = %+v, %v", r, err)
+		}
+	})
+
 	t.Run("bad env name", func(t *testing.T) {
 		_, err := s.Run(ctx, Command{Line: "true", Env: map[string]string{"A-B": "x"}})
 		if err == nil || !strings.Contains(err.Error(), `"A-B"`) {
@@ -873,9 +896,12 @@ func TestSSHRunCancel(t *testing.T) {
 	short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := s.Run(short, Command{Line: "sleep 41.5"})
+	r, err := s.Run(short, Command{Line: "echo partial; sleep 41.5"})
 	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrDisconnected) {
 		t.Fatalf("err = %v, want the deadline", err)
+	}
+	if string(r.Stdout) != "partial\n" {
+		t.Errorf("stdout %q, want what was printed before the deadline", r.Stdout)
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("Run returned %s after its deadline", d)
