@@ -557,6 +557,7 @@ echo $? >"$st.tmp" && mv -f "$st.tmp" "$st"
 const startScript = `(umask 077 && mkdir -p "$d") || exit
 if [ ! -d "$d" ] || [ -L "$d" ] || [ ! -O "$d" ]; then echo "$d is not a private directory of this user" >&2; exit 90; fi
 find "$d" -name '*.status' -mtime +7 -exec rm -f {} + 2>/dev/null
+case $log in /*) ;; *) log="$PWD/$log" ;; esac
 mkdir -p -- "$(dirname -- "$log")" || exit
 f="$d/start.$$"
 rm -f "$f"
@@ -577,11 +578,14 @@ while c=$(tr '\0\n' '  ' </proc/$pid/cmdline 2>/dev/null); do
 	sleep 0.005
 done
 printf 'cmd %s\n' "$c"
+printf 'log %s\n' "$log"
 `
 
 // Start launches c.Line detached on the host: setsid (its own session and
 // process group), stdin /dev/null, stdout and stderr appended to log (its
-// directory created). The process reported is the command's own; its
+// directory created; a relative path or ~/ is taken from the remote home,
+// not c.Dir, and Process.Log is absolute). The process reported is the
+// command's own; its
 // group leader (PGID) is a small sh wrapper that waits for it and records
 // its exit status for Inspect.
 func (s *SSH) Start(ctx context.Context, c Command, log string) (Process, error) {
@@ -612,11 +616,19 @@ func (s *SSH) Start(ctx context.Context, c Command, log string) (Process, error)
 	if err != nil {
 		return Process{}, s.errorf("start: %w", err)
 	}
-	cmd := strings.TrimSpace(strings.TrimPrefix(string(rest), "cmd "))
-	if cmd == "" {
-		cmd = "/bin/sh -c " + c.Line // it exited before we could read it
+	p := Process{PID: st.PID, PGID: st.PGID, StartTime: st.StartTime, Log: log}
+	for _, line := range strings.Split(string(rest), "\n") {
+		if v, ok := strings.CutPrefix(line, "cmd "); ok {
+			p.Command = strings.TrimSpace(v)
+		}
+		if v, ok := strings.CutPrefix(line, "log "); ok && v != "" {
+			p.Log = v
+		}
 	}
-	return Process{PID: st.PID, PGID: st.PGID, StartTime: st.StartTime, Command: cmd, Log: log}, nil
+	if p.Command == "" {
+		p.Command = "/bin/sh -c " + c.Line // it exited before we could read it
+	}
+	return p, nil
 }
 
 // inspectScript reads the process's stat and, once it has ended, the

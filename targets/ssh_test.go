@@ -348,6 +348,23 @@ func TestSSHStartExitStatus(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
+	t.Run("relative log", func(t *testing.T) {
+		name := fmt.Sprintf("lockstep-ssh-test-%d.log", time.Now().UnixNano())
+		p, err := s.Start(ctx, Command{Line: "echo rel", Dir: dir}, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		home, _ := os.UserHomeDir()
+		want := filepath.Join(home, name)
+		defer os.Remove(want)
+		if p.Log != want {
+			t.Errorf("Log %q, want %q (the remote home, not Dir)", p.Log, want)
+		}
+		waitExited(t, ctx, s, p)
+		if b, _, err := s.ReadAt(ctx, p.Log, 0, 100); err != nil || string(b) != "rel\n" {
+			t.Errorf("log %q, %v", b, err)
+		}
+	})
 	t.Run("replaced", func(t *testing.T) {
 		p, err := s.Start(ctx, Command{Line: "sleep 300"}, filepath.Join(dir, "r.log"))
 		if err != nil {
