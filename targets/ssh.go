@@ -747,6 +747,8 @@ while [ $n -gt 0 ]; do
 		members
 		while [ $n -gt 0 ] && [ $j -lt 100 ]; do j=$((j+1)); sleep 0.05; members; done
 		[ $n -gt 0 ] && { echo "$n processes of group $g still there 5s after SIGKILL" >&2; exit 1; }
+		# The wrapper died with the command, before it could say how.
+		[ -f "$d/$g.status" ] || echo 137 >"$d/$g.status"
 		echo killed
 		exit 0
 	fi
@@ -765,7 +767,7 @@ func (s *SSH) Stop(ctx context.Context, p Process, grace time.Duration) error {
 		return s.errorf("stop pid %d: no process group to signal (pgid %d)", p.PID, p.PGID)
 	}
 	steps := int((grace + 49*time.Millisecond) / (50 * time.Millisecond))
-	script := fmt.Sprintf("p=%d g=%d t0=%d steps=%d\n", p.PID, p.PGID, p.StartTime, steps) + stopScript
+	script := stateDir + fmt.Sprintf("p=%d g=%d t0=%d steps=%d\n", p.PID, p.PGID, p.StartTime, steps) + stopScript
 	_, err := s.script(ctx, fmt.Sprintf("stop process group %d", p.PGID), script)
 	return err
 }

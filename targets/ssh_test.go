@@ -285,8 +285,8 @@ func TestSSHStopKillsAfterGrace(t *testing.T) {
 		t.Errorf("Stop took %s", d)
 	}
 	st, err := s.Inspect(ctx, p)
-	if err != nil || st.Alive || !st.Exited {
-		t.Fatalf("after Stop: %+v, %v; want exited", st, err)
+	if err != nil || st.Alive || !st.Exited || st.Signal != "SIGKILL" {
+		t.Fatalf("after Stop: %+v, %v; want exited by SIGKILL", st, err)
 	}
 }
 
