@@ -10,6 +10,7 @@ import (
 	"net"
 	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -184,9 +185,23 @@ func (s *SSH) disconnected(c *sshConn, what string) error {
 	return s.errorf("%s: %w: %v", what, ErrDisconnected, c.cause)
 }
 
+// runWaitDelay is how long Run waits, once the command has exited, for
+// what it left in the background to close the output it inherited (as
+// the local target does): OpenSSH would hold the session open until then.
+const runWaitDelay = 2 * time.Second
+
+// runMaxOutput bounds what Run keeps of each of stdout and stderr, as the
+// local target does; the rest is read and dropped.
+const runMaxOutput = 64 << 20
+
 // exec runs script with /bin/sh on the host in a session of its own, its
 // output to stdout and stderr, and returns its exit status. ctx ending
-// ends the command's process group (TERM, then KILL).
+// ends the command's process group (TERM, then KILL). stdout and stderr
+// are no longer written to once exec returns.
+//
+// It drives the session channel itself rather than through ssh.Session,
+// whose Wait returns only when the channel closes: the exit status comes
+// first, and a background job holding the output must not hold the call.
 func (s *SSH) exec(ctx context.Context, what, script string, stdout, stderr io.Writer) (code int, signal string, err error) {
 	select {
 	case s.runSessions <- struct{}{}:
@@ -198,52 +213,142 @@ func (s *SSH) exec(ctx context.Context, what, script string, stdout, stderr io.W
 	if err != nil {
 		return 0, "", err
 	}
-	sess, err := c.client.NewSession()
+	ch, reqs, err := c.client.OpenChannel("session", nil)
 	if err != nil {
 		if c.lost() {
 			return 0, "", s.disconnected(c, what)
 		}
 		return 0, "", s.errorf("%s: open session: %w", what, err)
 	}
-	defer sess.Close()
+	defer ch.Close()
+
+	statusc := make(chan exitStatus, 1)
+	reqsDone := make(chan struct{})
+	go func() {
+		defer close(reqsDone)
+		for req := range reqs {
+			if st, ok := parseExit(req); ok {
+				select {
+				case statusc <- st:
+				default:
+				}
+			}
+			if req.WantReply {
+				_ = req.Reply(false, nil)
+			}
+		}
+	}()
 	// The script's shell is the session's process group leader (sshd
 	// runs it under setsid); it says its pid first, on stderr, so that a
 	// cancelled call can end its whole group. sshd's own "signal" request
 	// cannot: it refuses it for root logins.
 	group := &pidWriter{w: stderr}
-	sess.Stdout, sess.Stderr = stdout, group
-	if err := sess.Start("exec /bin/sh -c " + shellQuote("echo $$ >&2\n"+script)); err != nil {
+	copied := make(chan struct{}, 2)
+	go func() { _, _ = io.Copy(stdout, ch); copied <- struct{}{} }()
+	go func() { _, _ = io.Copy(group, ch.Stderr()); copied <- struct{}{} }()
+	waitCopies := func() {
+		for range 2 {
+			<-copied
+		}
+	}
+
+	cmd := "exec /bin/sh -c " + shellQuote("echo "+pgidMark+"$$ >&2\n"+script)
+	ok, err := ch.SendRequest("exec", true, ssh.Marshal(struct{ Command string }{cmd}))
+	if err != nil || !ok {
+		ch.Close()
+		waitCopies()
 		if c.lost() {
 			return 0, "", s.disconnected(c, what)
 		}
+		if err == nil {
+			err = errors.New("the server refused to run a command")
+		}
 		return 0, "", s.errorf("%s: %w", what, err)
 	}
-	waited := make(chan error, 1)
-	go func() { waited <- sess.Wait() }()
+	_ = ch.CloseWrite() // stdin: at its end at once
+
+	var st exitStatus
 	select {
-	case err = <-waited:
+	case st = <-statusc:
+	case <-reqsDone:
+		// Closed: the status, if any, came just before.
+		select {
+		case st = <-statusc:
+		default:
+			ch.Close()
+			waitCopies()
+			if c.lost() {
+				return 0, "", s.disconnected(c, what)
+			}
+			return 0, "", s.errorf("%s: the session ended without an exit status", what)
+		}
 	case <-ctx.Done():
-		sess.Close()
+		ch.Close()
 		if pgid := group.pid.Load(); pgid > 1 {
 			killGroup(c, int(pgid))
 		}
+		waitCopies()
 		return 0, "", s.errorf("%s: %w", what, ctx.Err())
 	case <-c.done:
+		waitCopies()
 		return 0, "", s.disconnected(c, what)
 	}
-	var exit *ssh.ExitError
-	switch {
-	case err == nil:
-		return 0, "", nil
-	case errors.As(err, &exit):
-		if exit.Signal() != "" {
-			return -1, "SIG" + exit.Signal(), nil
+
+	delay := time.NewTimer(runWaitDelay)
+	defer delay.Stop()
+	for n := 0; n < 2; {
+		select {
+		case <-copied:
+			n++
+		case <-delay.C:
+			ch.Close() // the copies end at once
 		}
-		return exit.ExitStatus(), "", nil
-	case c.lost():
-		return 0, "", s.disconnected(c, what)
 	}
-	return 0, "", s.errorf("%s: %w", what, err)
+	group.flush()
+	return st.code, st.signal, nil
+}
+
+// exitStatus is how a session's command ended, as sshd reports it.
+type exitStatus struct {
+	code   int    // -1 when a signal ended it
+	signal string // "SIGKILL"
+}
+
+// parseExit reads an "exit-status" or "exit-signal" request (RFC 4254
+// 6.10).
+func parseExit(req *ssh.Request) (exitStatus, bool) {
+	switch req.Type {
+	case "exit-status":
+		var m struct{ Status uint32 }
+		if ssh.Unmarshal(req.Payload, &m) == nil {
+			return exitStatus{code: int(m.Status)}, true
+		}
+	case "exit-signal":
+		var m struct {
+			Signal     string
+			CoreDumped bool
+			Error      string
+			Lang       string
+		}
+		if ssh.Unmarshal(req.Payload, &m) == nil {
+			return exitStatus{code: -1, signal: "SIG" + m.Signal}, true
+		}
+	}
+	return exitStatus{}, false
+}
+
+// cappedOutput keeps the first limit bytes written and drops the rest
+// (still taking them, so the command never stalls).
+type cappedOutput struct {
+	b     bytes.Buffer
+	limit int
+}
+
+func (c *cappedOutput) Write(p []byte) (int, error) {
+	if room := c.limit - c.b.Len(); room > 0 {
+		c.b.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
 }
 
 // killGroup ends the process group of a cancelled call: TERM, then KILL
@@ -273,36 +378,55 @@ done
 	}
 }
 
-// pidWriter takes the first line written (a pid) for itself and passes
-// the rest on.
+// pgidMark starts the line a Run's shell writes first on stderr: its pid,
+// which is its session's process group.
+const pgidMark = "lockstep-pgid:"
+
+// pidWriter passes stderr on, minus the pgidMark line, whose pid it keeps.
+// Lines before it (a login shell's startup chatter) pass unchanged.
 type pidWriter struct {
-	w    io.Writer
-	head []byte
-	done bool
-	pid  atomic.Int64
+	w       io.Writer
+	pending []byte // an incomplete line, while the mark is still awaited
+	seen    int    // bytes looked at; past 64 KiB the mark is given up
+	done    bool
+	pid     atomic.Int64
+}
+
+// flush passes on an incomplete last line held while the mark was awaited.
+func (p *pidWriter) flush() {
+	if len(p.pending) > 0 {
+		_, _ = p.w.Write(p.pending)
+		p.pending = nil
+	}
 }
 
 func (p *pidWriter) Write(b []byte) (int, error) {
 	n := len(b)
-	if !p.done {
+	for !p.done && len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
-		if i < 0 && len(p.head)+len(b) < 32 {
-			p.head = append(p.head, b...)
+		if i < 0 {
+			p.pending = append(p.pending, b...)
+			p.seen += len(b)
+			if p.seen > 64<<10 {
+				p.done = true
+				b, p.pending = p.pending, nil
+				break
+			}
 			return n, nil
 		}
-		p.done = true
-		if i >= 0 {
-			if pid, err := strconv.Atoi(string(append(p.head, b[:i]...))); err == nil {
+		line := append(p.pending, b[:i+1]...)
+		p.pending = nil
+		p.seen += i + 1
+		b = b[i+1:]
+		if v, ok := bytes.CutPrefix(bytes.TrimSuffix(line, []byte("\n")), []byte(pgidMark)); ok {
+			if pid, err := strconv.Atoi(string(v)); err == nil {
 				p.pid.Store(int64(pid))
-				b = b[i+1:]
-				p.head = nil
+				p.done = true
+				continue
 			}
 		}
-		// Not a pid: not ours, keep every byte.
-		if len(p.head) > 0 {
-			if _, err := p.w.Write(p.head); err != nil {
-				return n, err
-			}
+		if _, err := p.w.Write(line); err != nil {
+			return n, err
 		}
 	}
 	if len(b) > 0 {
@@ -313,19 +437,29 @@ func (p *pidWriter) Write(b []byte) (int, error) {
 	return n, nil
 }
 
-// Run runs c.Line with /bin/sh -c on the host.
+// Run runs c.Line with /bin/sh -c on the host, in a session of its own.
+// If the connection drops meanwhile the call fails with ErrDisconnected,
+// and the command may go on running on the host (sshd does not signal
+// it); if ctx ends, the command's process group is sent TERM, then KILL.
+// Either way the Result holds what the command printed until then.
+// Once the command has exited, Run waits at most 2s for processes it left
+// in the background to close its output, and keeps at most 64 MiB of each
+// stream.
 func (s *SSH) Run(ctx context.Context, c Command) (Result, error) {
 	pre, err := s.prelude(c)
 	if err != nil {
 		return Result{}, err
 	}
-	var out, errb bytes.Buffer
+	out, errb := &cappedOutput{limit: runMaxOutput}, &cappedOutput{limit: runMaxOutput}
 	start := time.Now()
-	code, sig, err := s.exec(ctx, "run", pre+c.Line, &out, &errb)
+	code, sig, err := s.exec(ctx, "run", pre+c.Line, out, errb)
+	res := Result{ExitCode: code, Signal: sig, Stdout: out.b.Bytes(), Stderr: errb.b.Bytes(), Duration: time.Since(start)}
 	if err != nil {
-		return Result{}, err
+		// What the command printed before the end is kept.
+		res.ExitCode = -1
+		return res, err
 	}
-	return Result{ExitCode: code, Signal: sig, Stdout: out.Bytes(), Stderr: errb.Bytes(), Duration: time.Since(start)}, nil
+	return res, nil
 }
 
 // prelude is the shell text that sets up c's directory and environment:
@@ -396,6 +530,9 @@ const stateDir = `d=/tmp/lockstep-"${LOGNAME:-$(id -u)}"` + "\n"
 // and HUP (a trap, unlike an ignored signal, is not inherited by the
 // command) so that Stop's TERM to the group still lets it record how the
 // command ended; sh runs a trap only after the foreground command returns.
+// The command reaches the wrapper and the command's shell in the
+// environment, not in argv: a process probe matching the command line
+// must find the command alone, not its wrapper too.
 // Only the command writes to the log: the wrapper's own stderr, where sh
 // reports "Terminated", is /dev/null, so the command's shell points its
 // output at the log itself (dash prints that report to the command's
@@ -405,7 +542,9 @@ st="$d/$$.status"
 rm -f "$st" "$st.tmp"
 trap : TERM INT HUP
 { command exec 4>>"$log"; } 2>/dev/null || { echo "error: cannot open the log $log for writing" >&3; exit 1; }
-/bin/sh -c 'read -r s </proc/$$/stat; echo "$s" >&3; exec 3>&- 1>&4 2>&4 4>&-; exec /bin/sh -c "$1"' lockstep-inner "$3"
+c=$LOCKSTEP_COMMAND
+unset LOCKSTEP_COMMAND
+LOCKSTEP_COMMAND=$c /bin/sh -c 'read -r s </proc/$$/stat; echo "$s" >&3; exec 3>&- 1>&4 2>&4 4>&-; c=$LOCKSTEP_COMMAND; unset LOCKSTEP_COMMAND; exec /bin/sh -c "$c"' lockstep-inner
 echo $? >"$st.tmp" && mv -f "$st.tmp" "$st"
 `
 
@@ -413,13 +552,17 @@ echo $? >"$st.tmp" && mv -f "$st.tmp" "$st"
 // reads, through a fifo, the /proc stat line the command's own shell
 // writes before it execs the command: so the pid and start time are the
 // command's, known even if it exits at once.
+//
+// Status files of launches that ended more than a week ago are removed.
 const startScript = `(umask 077 && mkdir -p "$d") || exit
 if [ ! -d "$d" ] || [ -L "$d" ] || [ ! -O "$d" ]; then echo "$d is not a private directory of this user" >&2; exit 90; fi
+find "$d" -name '*.status' -mtime +7 -exec rm -f {} + 2>/dev/null
+case $log in /*) ;; *) log="$PWD/$log" ;; esac
 mkdir -p -- "$(dirname -- "$log")" || exit
 f="$d/start.$$"
 rm -f "$f"
 mkfifo "$f" || exit
-( exec 3>"$f"; exec setsid /bin/sh -c "$wrapper" lockstep-launch "$d" "$log" "$inner" </dev/null >/dev/null 2>&1 ) &
+( exec 3>"$f"; LOCKSTEP_COMMAND=$inner exec setsid /bin/sh -c "$wrapper" lockstep-launch "$d" "$log" </dev/null >/dev/null 2>&1 ) &
 IFS= read -r line <"$f"
 rm -f "$f"
 case $line in
@@ -435,16 +578,19 @@ while c=$(tr '\0\n' '  ' </proc/$pid/cmdline 2>/dev/null); do
 	sleep 0.005
 done
 printf 'cmd %s\n' "$c"
+printf 'log %s\n' "$log"
 `
 
 // Start launches c.Line detached on the host: setsid (its own session and
 // process group), stdin /dev/null, stdout and stderr appended to log (its
-// directory created). The process reported is the command's own; its
+// directory created; a relative path or ~/ is taken from the remote home,
+// not c.Dir, and Process.Log is absolute). The process reported is the
+// command's own; its
 // group leader (PGID) is a small sh wrapper that waits for it and records
 // its exit status for Inspect.
 func (s *SSH) Start(ctx context.Context, c Command, log string) (Process, error) {
 	if log == "" {
-		return Process{}, s.errorf("start %q: no log file given", c.Line)
+		return Process{}, s.errorf("start: no log file given")
 	}
 	pre, err := s.prelude(c)
 	if err != nil {
@@ -455,30 +601,40 @@ func (s *SSH) Start(ctx context.Context, c Command, log string) (Process, error)
 		"inner=" + shellQuote(pre+c.Line) + "\n" +
 		"wrapper=" + shellQuote(launchWrapper) + "\n" +
 		startScript
-	out, err := s.script(ctx, "start "+strconv.Quote(c.Line), script)
+	// Command lines stay out of errors: they may hold a sensitive
+	// variable's value, and the caller knows which step failed.
+	out, err := s.script(ctx, "start (log "+log+")", script)
 	if err != nil {
 		return Process{}, err
 	}
 	statLine, rest, _ := bytes.Cut(out, []byte("\n"))
 	statLine, ok := bytes.CutPrefix(statLine, []byte("stat "))
 	if !ok {
-		return Process{}, s.errorf("start %q: unexpected reply %q", c.Line, clip(out))
+		return Process{}, s.errorf("start: unexpected reply %q", clip(out))
 	}
 	st, err := parseStat(statLine)
 	if err != nil {
-		return Process{}, s.errorf("start %q: %w", c.Line, err)
+		return Process{}, s.errorf("start: %w", err)
 	}
-	cmd := strings.TrimSpace(strings.TrimPrefix(string(rest), "cmd "))
-	if cmd == "" {
-		cmd = "/bin/sh -c " + c.Line // it exited before we could read it
+	p := Process{PID: st.PID, PGID: st.PGID, StartTime: st.StartTime, Log: log}
+	for _, line := range strings.Split(string(rest), "\n") {
+		if v, ok := strings.CutPrefix(line, "cmd "); ok {
+			p.Command = strings.TrimSpace(v)
+		}
+		if v, ok := strings.CutPrefix(line, "log "); ok && v != "" {
+			p.Log = v
+		}
 	}
-	return Process{PID: st.PID, PGID: st.PGID, StartTime: st.StartTime, Command: cmd, Log: log}, nil
+	if p.Command == "" {
+		p.Command = "/bin/sh -c " + c.Line // it exited before we could read it
+	}
+	return p, nil
 }
 
 // inspectScript reads the process's stat and, once it has ended, the
 // status its wrapper recorded. Between the command's end and the record
-// there is a moment (the wrapper reaping it); the script waits that out
-// rather than report an unknown status.
+// there is a moment (the wrapper reaping it); while the wrapper lives, the
+// script waits that out rather than report an unknown status.
 const inspectScript = `st="$d/$g.status"
 n=0
 while :; do
@@ -489,7 +645,9 @@ while :; do
 	*) break ;;
 	esac
 	[ -f "$st" ] && break
-	[ -d /proc/$g ] || break
+	w=
+	read -r w 2>/dev/null </proc/$g/stat
+	case $w in "" | *") Z "* | *") X "*) break ;; esac
 	n=$((n+1)); [ $n -ge 50 ] && break
 	sleep 0.01
 done
@@ -550,9 +708,9 @@ func shellStatus(n int) (int, string) {
 }
 
 // stopScript signals the group only while it is still the launch's: the
-// command itself (same start time), or its wrapper, or, both gone,
-// members left in the group (the kernel does not reuse a pid while it
-// names a live group).
+// command itself (same start time), or its wrapper, or, both gone (or
+// zombies: a container's pid 1 may never reap them), members left in the
+// group (the kernel does not reuse a pid while it names a live group).
 //
 // members counts the group's live processes; awk over every stat line is
 // two processes, where a sh loop would read each file byte by byte.
@@ -565,15 +723,21 @@ ours() {
 		set -- $r
 		[ "${20}" = "$t0" ] && return 0
 	fi
-	if [ -e /proc/$g ]; then
+	w=
+	read -r w 2>/dev/null </proc/$g/stat
+	case $w in
+	"" | *") Z "* | *") X "*) ;;
+	*)
 		case $(tr '\0' ' ' </proc/$g/cmdline 2>/dev/null) in *lockstep-launch*) return 0 ;; esac
 		return 1
-	fi
+		;;
+	esac
 	members
 	[ $n -gt 0 ]
 }
 ours || { echo gone; exit 0; }
 kill -s TERM -- -$g 2>/dev/null
+kill -s CONT -- -$g 2>/dev/null
 i=0
 members
 while [ $n -gt 0 ]; do
@@ -583,6 +747,8 @@ while [ $n -gt 0 ]; do
 		members
 		while [ $n -gt 0 ] && [ $j -lt 100 ]; do j=$((j+1)); sleep 0.05; members; done
 		[ $n -gt 0 ] && { echo "$n processes of group $g still there 5s after SIGKILL" >&2; exit 1; }
+		# The wrapper died with the command, before it could say how.
+		[ -f "$d/$g.status" ] || echo 137 >"$d/$g.status"
 		echo killed
 		exit 0
 	fi
@@ -593,14 +759,15 @@ done
 echo stopped
 `
 
-// Stop sends SIGTERM to p's process group, SIGKILL after grace, and
-// returns once the group is empty: all in one remote script.
+// Stop sends SIGTERM to p's process group (and SIGCONT, so that a stopped
+// process gets to handle it), SIGKILL after grace, and returns once the
+// group is empty: all in one remote script.
 func (s *SSH) Stop(ctx context.Context, p Process, grace time.Duration) error {
 	if p.PGID <= 1 {
 		return s.errorf("stop pid %d: no process group to signal (pgid %d)", p.PID, p.PGID)
 	}
 	steps := int((grace + 49*time.Millisecond) / (50 * time.Millisecond))
-	script := fmt.Sprintf("p=%d g=%d t0=%d steps=%d\n", p.PID, p.PGID, p.StartTime, steps) + stopScript
+	script := stateDir + fmt.Sprintf("p=%d g=%d t0=%d steps=%d\n", p.PID, p.PGID, p.StartTime, steps) + stopScript
 	_, err := s.script(ctx, fmt.Sprintf("stop process group %d", p.PGID), script)
 	return err
 }
@@ -850,6 +1017,13 @@ func (s *SSH) Listeners(ctx context.Context, port int) ([]Listener, error) {
 			list = append(list, Listener{Address: addr, PID: pid, PGID: pgids[pid], Command: parseCmdline(cmds[pid])})
 		}
 	}
+	// As the local target: by pid, then address.
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].PID != list[j].PID {
+			return list[i].PID < list[j].PID
+		}
+		return list[i].Address < list[j].Address
+	})
 	return list, nil
 }
 

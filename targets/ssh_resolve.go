@@ -127,6 +127,12 @@ func (r resolver) resolve(ctx context.Context, name string, plan SSHConfig) (SSH
 	if err != nil {
 		return plan, res, fmt.Errorf("target %s: resolve ssh settings for %s: %w", name, ep.host, err)
 	}
+	if got.proxyCommand != "" && plan.ProxyJump == "" {
+		// Connecting directly where ssh would go through a proxy could
+		// reach another host, or nothing.
+		return plan, res, fmt.Errorf("target %s: the ssh configuration for %s uses ProxyCommand %q, which lockstep does not run; "+
+			"use ProxyJump in ~/.ssh/config, or set proxy_jump in the target's ssh block", name, ep.host, got.proxyCommand)
+	}
 	out := plan
 	out.Host = got.hostName
 	if out.Host == "" {
@@ -168,6 +174,7 @@ type hostSettings struct {
 	identityFiles     []string
 	knownHosts        []string
 	proxyJump         string
+	proxyCommand      string
 	connectTimeout    time.Duration
 	keepaliveInterval time.Duration
 	keepaliveMax      int
@@ -220,6 +227,10 @@ func (r resolver) byClient(ctx context.Context, host, user string, port int) (ho
 		case "proxyjump":
 			if val != "none" {
 				h.proxyJump = val
+			}
+		case "proxycommand":
+			if val != "none" {
+				h.proxyCommand = val
 			}
 		case "connecttimeout":
 			if n, err := strconv.Atoi(val); err == nil && n > 0 {
@@ -297,6 +308,9 @@ func (r resolver) byFile(host string) (hostSettings, Resolution, error) {
 	}
 	if h.proxyJump == "none" {
 		h.proxyJump = ""
+	}
+	if h.proxyCommand = get("ProxyCommand"); h.proxyCommand == "none" {
+		h.proxyCommand = ""
 	}
 	if p := get("Port"); p != "" {
 		n, err := strconv.Atoi(p)

@@ -26,6 +26,9 @@ const testSSHConfig = `Host gpu
 Host plain
   HostName 10.9.9.9
 
+Host proxied
+  ProxyCommand ssh -W %h:%p bastion
+
 Match host 10.9.9.9
   User matched
 `
@@ -107,6 +110,15 @@ func TestResolveSSH(t *testing.T) {
 			got, _, err = r.resolve(ctx, "gpu", SSHConfig{})
 			if err != nil || got.Host != "10.1.2.3" {
 				t.Errorf("the target's name as the host: %+v, %v", got, err)
+			}
+
+			// ProxyCommand is refused, unless the plan says how to jump.
+			_, _, err = r.resolve(ctx, "proxied", SSHConfig{Host: "proxied"})
+			if err == nil || !strings.Contains(err.Error(), "ProxyCommand") || !strings.Contains(err.Error(), "proxy_jump") {
+				t.Errorf("ProxyCommand: err = %v", err)
+			}
+			if _, _, err = r.resolve(ctx, "proxied", SSHConfig{Host: "proxied", ProxyJump: "bastion"}); err != nil {
+				t.Errorf("ProxyCommand with the plan's proxy_jump: %v", err)
 			}
 
 			// Match blocks: only ssh -G evaluates them.

@@ -88,6 +88,29 @@ func TestSSHRun(t *testing.T) {
 		})
 	}
 
+	t.Run("a background job does not hold the call", func(t *testing.T) {
+		start := time.Now()
+		r, err := s.Run(ctx, Command{Line: "echo before; sleep 30 & echo after"})
+		if err != nil || string(r.Stdout) != "before\nafter\n" || r.ExitCode != 0 {
+			t.Fatalf("Run = %+v, %v", r, err)
+		}
+		if d := time.Since(start); d > 15*time.Second {
+			t.Errorf("Run took %s: it waited for the background job", d)
+		}
+	})
+	t.Run("stdin is empty", func(t *testing.T) {
+		r, err := s.Run(ctx, Command{Line: "cat; echo done"})
+		if err != nil || string(r.Stdout) != "done\n" {
+			t.Fatalf("Run = %+v, %v", r, err)
+		}
+	})
+	t.Run("output without a newline, and binary", func(t *testing.T) {
+		r, err := s.Run(ctx, Command{Line: `printf 'a\000b'; printf 'e' >&2`})
+		if err != nil || string(r.Stdout) != "a\x00b" || string(r.Stderr) != "e" {
+			t.Fatalf("Run = %+v, %v", r, err)
+		}
+	})
+
 	t.Run("bad env name", func(t *testing.T) {
 		_, err := s.Run(ctx, Command{Line: "true", Env: map[string]string{"A-B": "x"}})
 		if err == nil || !strings.Contains(err.Error(), `"A-B"`) {
@@ -186,6 +209,15 @@ func TestSSHStartInspectStop(t *testing.T) {
 	if inGroup != 2 {
 		t.Fatalf("processes %+v: want both sleeps in group %d", group, p.PGID)
 	}
+	// Matching the launch's command line finds the command, not its
+	// wrapper or lockstep's own scripts.
+	matched, err := s.Processes(ctx, "exec sleep 302")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(matched) > 1 || (len(matched) == 1 && matched[0].PID != p.PID) {
+		t.Errorf("Processes(the launch's command) = %+v, want at most the command itself (pid %d)", matched, p.PID)
+	}
 	// The session that started it must be its own: not in our sshd's.
 	r, err := s.Run(ctx, Command{Line: fmt.Sprintf("ps -o sid= -p %d; ps -o sid= -p $$", p.PID)})
 	if err != nil {
@@ -230,7 +262,21 @@ func TestSSHStopKillsAfterGrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A stopped member must not hold Stop up either.
+	stopped, err := s.Start(ctx, Command{Line: "sleep 304"}, log+".2")
+	if err != nil {
+		t.Fatal(err)
+	}
 	waitLog(t, ctx, s, log, "ready")
+	if r, err := s.Run(ctx, Command{Line: fmt.Sprintf("kill -STOP %d", stopped.PID)}); err != nil || r.ExitCode != 0 {
+		t.Fatalf("kill -STOP: %+v, %v", r, err)
+	}
+	if err := s.Stop(ctx, stopped, 5*time.Second); err != nil {
+		t.Fatalf("Stop of a stopped process: %v", err)
+	}
+	if st, err := s.Inspect(ctx, stopped); err != nil || st.Signal != "SIGTERM" {
+		t.Errorf("stopped process after Stop: %+v, %v; want ended by TERM (after CONT)", st, err)
+	}
 	start := time.Now()
 	if err := s.Stop(ctx, p, 300*time.Millisecond); err != nil {
 		t.Fatalf("Stop: %v", err)
@@ -239,8 +285,8 @@ func TestSSHStopKillsAfterGrace(t *testing.T) {
 		t.Errorf("Stop took %s", d)
 	}
 	st, err := s.Inspect(ctx, p)
-	if err != nil || st.Alive || !st.Exited {
-		t.Fatalf("after Stop: %+v, %v; want exited", st, err)
+	if err != nil || st.Alive || !st.Exited || st.Signal != "SIGKILL" {
+		t.Fatalf("after Stop: %+v, %v; want exited by SIGKILL", st, err)
 	}
 }
 
@@ -300,6 +346,23 @@ func TestSSHStartExitStatus(t *testing.T) {
 		_, err := s.Start(ctx, Command{Line: "true"}, dir) // a directory
 		if err == nil || !strings.Contains(err.Error(), "cannot open the log") {
 			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("relative log", func(t *testing.T) {
+		name := fmt.Sprintf("lockstep-ssh-test-%d.log", time.Now().UnixNano())
+		p, err := s.Start(ctx, Command{Line: "echo rel", Dir: dir}, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		home, _ := os.UserHomeDir()
+		want := filepath.Join(home, name)
+		defer os.Remove(want)
+		if p.Log != want {
+			t.Errorf("Log %q, want %q (the remote home, not Dir)", p.Log, want)
+		}
+		waitExited(t, ctx, s, p)
+		if b, _, err := s.ReadAt(ctx, p.Log, 0, 100); err != nil || string(b) != "rel\n" {
+			t.Errorf("log %q, %v", b, err)
 		}
 	})
 	t.Run("replaced", func(t *testing.T) {
@@ -674,20 +737,28 @@ func TestSSHReconnectAfterCut(t *testing.T) {
 	}
 	defer s.Stop(ctx, p, time.Second)
 
-	errc := make(chan error, 1)
+	// Two calls in flight: a command in its own session, and one of
+	// lockstep's scripts on a worker.
+	errc := make(chan error, 2)
 	go func() {
 		_, err := s.Run(ctx, Command{Line: "sleep 30"})
 		errc <- err
 	}()
-	time.Sleep(300 * time.Millisecond) // let the call get under way
+	go func() {
+		_, err := s.script(ctx, "sleep", "sleep 30")
+		errc <- err
+	}()
+	time.Sleep(500 * time.Millisecond) // let the calls get under way
 	proxy.Sever()
-	select {
-	case err := <-errc:
-		if !errors.Is(err, ErrDisconnected) {
-			t.Fatalf("call in flight: %v, want ErrDisconnected", err)
+	for range 2 {
+		select {
+		case err := <-errc:
+			if !errors.Is(err, ErrDisconnected) {
+				t.Fatalf("call in flight: %v, want ErrDisconnected", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("a call in flight did not fail after the connection was cut")
 		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the call in flight did not fail after the connection was cut")
 	}
 
 	// The next call reconnects, and the process is still there.
@@ -813,6 +884,17 @@ func BenchmarkSSH(b *testing.B) {
 			}
 		}
 	})
+	b.Run("RoundTripNoBashrc", func(b *testing.B) {
+		// bash reads ~/.bashrc for sshd only at shell level 1: with
+		// SHLVL=1 set by sshd it is at 2, so this is a bare session's
+		// floor, login shell startup aside.
+		bare := testSSH(b, sshtest.StartSSHD(b, "SetEnv SHLVL=1"))
+		for b.Loop() {
+			if _, err := bare.Run(ctx, Command{Line: "true"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("NewConnection", func(b *testing.B) {
 		for b.Loop() {
 			fresh := NewSSH("bench", s.cfg)
@@ -828,15 +910,18 @@ func TestSSHRunCancel(t *testing.T) {
 	srv := sshtest.StartSSHD(t)
 	s := testSSH(t, srv)
 	ctx := ctxFor(t, time.Minute)
-	short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	short, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	start := time.Now()
-	_, err := s.Run(short, Command{Line: "sleep 41.5"})
+	r, err := s.Run(short, Command{Line: "echo partial; sleep 41.5"})
 	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrDisconnected) {
 		t.Fatalf("err = %v, want the deadline", err)
 	}
+	if string(r.Stdout) != "partial\n" {
+		t.Errorf("stdout %q, want what was printed before the deadline", r.Stdout)
+	}
 	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("Run returned %s after its deadline", d)
+		t.Errorf("Run returned after %s, want soon after its 3s deadline", d)
 	}
 	// The command does not outlive the call.
 	for {
@@ -968,5 +1053,70 @@ func TestSSHStopLeftoverGroup(t *testing.T) {
 	}
 	if n := inGroup(); n != 0 {
 		t.Errorf("%d processes left in group %d after Stop", n, p.PGID)
+	}
+}
+
+func TestSSHConnectTimeout(t *testing.T) {
+	srv := sshtest.StartSSHD(t)
+	ctx := ctxFor(t, time.Minute)
+	s, proxy := proxied(t, srv, func(c *SSHConfig) { c.ConnectTimeout = 2 * time.Second })
+	proxy.Block() // TCP connects, then nothing answers
+	start := time.Now()
+	_, err := s.Stat(ctx, "/")
+	if err == nil || !strings.Contains(err.Error(), "timed out after 2s (connect_timeout)") {
+		t.Fatalf("err = %v", err)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("gave up after %s, want about the connect timeout", d)
+	}
+	proxy.Unblock()
+	if _, err := s.Stat(ctx, "/"); err != nil {
+		t.Fatalf("once the host answers: %v", err)
+	}
+}
+
+func TestPIDWriter(t *testing.T) {
+	tests := []struct {
+		name   string
+		writes []string
+		pid    int64
+		out    string
+	}{
+		{name: "mark first", writes: []string{"lockstep-pgid:123\nerr"}, pid: 123, out: "err"},
+		{name: "split writes", writes: []string{"lock", "step-pgid:4", "5\n", "a\n", "b"}, pid: 45, out: "a\nb"},
+		{name: "chatter before", writes: []string{"bashrc says hi\n", "lockstep-pgid:7\nx"}, pid: 7, out: "bashrc says hi\nx"},
+		{name: "no mark, no newline", writes: []string{"just text"}, out: "just text"},
+		{name: "a second mark is output", writes: []string{"lockstep-pgid:1\nlockstep-pgid:2\n"}, pid: 1, out: "lockstep-pgid:2\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out strings.Builder
+			w := &pidWriter{w: &out}
+			for _, s := range tt.writes {
+				if n, err := w.Write([]byte(s)); err != nil || n != len(s) {
+					t.Fatalf("Write = %d, %v", n, err)
+				}
+			}
+			w.flush()
+			if w.pid.Load() != tt.pid || out.String() != tt.out {
+				t.Errorf("pid %d, out %q; want %d, %q", w.pid.Load(), out.String(), tt.pid, tt.out)
+			}
+		})
+	}
+}
+
+func TestSSHWorkerStartFailure(t *testing.T) {
+	srv := sshtest.StartSSHD(t)
+	// A forced command stands in for a login shell that refuses to run
+	// anything: the error must carry what the host said.
+	b, err := os.ReadFile(filepath.Join(srv.Dir, "authorized_keys"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(srv.Dir, "authorized_keys"), append([]byte(`command="echo This account is currently not available. >&2; exit 1" `), b...), 0o600)
+	s := testSSH(t, srv)
+	_, err = s.Stat(ctxFor(t, time.Minute), "/")
+	if err == nil || !strings.Contains(err.Error(), "This account is currently not available.") || errors.Is(err, ErrDisconnected) {
+		t.Fatalf("err = %v", err)
 	}
 }

@@ -174,16 +174,18 @@ func (c *sshConn) startWorker(ctx context.Context) (*worker, error) {
 		ready <- err
 	}()
 	go func() {
-		_, _, err := readFrame(w.stderr, tok, false)
+		said, _, err := readFrame(w.stderr, tok, false)
+		if err != nil && len(bytes.TrimSpace(said)) > 0 {
+			err = fmt.Errorf("%w; the host said: %s", err, clip(bytes.TrimSpace(said)))
+		}
 		ready <- err
 	}()
+	// Both streams, even after a failure: stderr holds the explanation.
+	var errs []error
 	for range 2 {
 		select {
 		case err := <-ready:
-			if err != nil {
-				sess.Close()
-				return nil, fmt.Errorf("start worker: %w", err)
-			}
+			errs = append(errs, err)
 		case <-ctx.Done():
 			sess.Close()
 			return nil, ctx.Err()
@@ -191,6 +193,10 @@ func (c *sshConn) startWorker(ctx context.Context) (*worker, error) {
 			sess.Close()
 			return nil, errConnEnded
 		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		sess.Close()
+		return nil, fmt.Errorf("start worker: %w", err)
 	}
 	return w, nil
 }
@@ -232,8 +238,8 @@ func (w *worker) run(ctx context.Context, c *sshConn, script string) (stdout, st
 			return nil, nil, 0, errConnEnded
 		}
 	}
-	if err := errors.Join(out.err, errf.err); err != nil {
-		return nil, nil, 0, err
+	if out.err != nil || errf.err != nil {
+		return nil, nil, 0, errors.Join(out.err, errf.err)
 	}
 	return out.data, errf.data, out.code, nil
 }
@@ -251,7 +257,9 @@ func readFrame(r *bufio.Reader, tok string, withCode bool) (data []byte, code in
 			continue
 		}
 		if err != nil {
-			return nil, 0, err
+			// What came before the end explains it, often: the login
+			// shell's "This account is currently not available."
+			return buf, 0, err
 		}
 		line := buf[lineStart:]
 		if i := bytes.LastIndex(line, t); i >= 0 {

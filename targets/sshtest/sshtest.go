@@ -70,8 +70,9 @@ func RequireSSHD(t testing.TB) {
 }
 
 // StartSSHD starts `sshd -D -e -f CONFIG -p PORT` on 127.0.0.1 as the
-// current user, and stops it when the test ends.
-func StartSSHD(t testing.TB) *Server {
+// current user, and stops it when the test ends. Each of extraConfig is
+// a line added to sshd_config ("SetEnv SHLVL=1").
+func StartSSHD(t testing.TB, extraConfig ...string) *Server {
 	t.Helper()
 	RequireSSHD(t)
 	u, err := user.Current()
@@ -112,7 +113,7 @@ func StartSSHD(t testing.TB) *Server {
 			t.Fatal(err)
 		}
 		s.Port = port
-		if lastErr = s.start(t, hostKey, otherKey); lastErr == nil {
+		if lastErr = s.start(t, hostKey, otherKey, extraConfig); lastErr == nil {
 			break
 		}
 	}
@@ -126,7 +127,7 @@ func StartSSHD(t testing.TB) *Server {
 	return s
 }
 
-func (s *Server) start(t testing.TB, hostKey, otherKey string) error {
+func (s *Server) start(t testing.TB, hostKey, otherKey string, extra []string) error {
 	config := filepath.Join(s.Dir, "sshd_config")
 	text := fmt.Sprintf(`ListenAddress 127.0.0.1
 HostKey %s
@@ -143,6 +144,9 @@ AllowTcpForwarding yes
 MaxSessions 20
 LogLevel VERBOSE
 `, hostKey, otherKey, filepath.Join(s.Dir, "authorized_keys"))
+	for _, line := range extra {
+		text += line + "\n"
+	}
 	if err := os.WriteFile(config, []byte(text), 0o600); err != nil {
 		return err
 	}
