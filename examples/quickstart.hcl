@@ -4,6 +4,7 @@
 #
 #   lockstep run examples/quickstart.hcl
 #   lockstep run examples/quickstart.hcl -var backend=triton
+#   lockstep run examples/quickstart.hcl --matrix fault=none,nan,ignore-config
 
 plan "quickstart" {
   description = "Start the demo server, wait until it is ready, and check that it answers"
@@ -19,8 +20,19 @@ variable "backend" {
   }
 }
 
+variable "fault" {
+  type        = string
+  default     = "none"
+  description = "a failure for the demo server to show, to see how lockstep reports it: none, nan (healthy but answers NaN), ignore-config (runs another backend than asked), fail-while-loading, crash-on-request"
+  validation {
+    condition     = contains(["none", "nan", "ignore-config", "fail-while-loading", "crash-on-request"], var.fault)
+    error_message = "fault is one of none, nan, ignore-config, fail-while-loading, crash-on-request."
+  }
+}
+
 locals {
-  port = 18080
+  port       = 18080
+  fault_flag = var.fault == "none" ? "" : shellquote("--${var.fault}")
 }
 
 step "run" "build" {
@@ -31,7 +43,7 @@ step "run" "build" {
 
 step "launch" "server" {
   description = "Start the demo server with the backend under trial"
-  command     = "exec .lockstep/bin/demoserver --port ${local.port} --backend ${shellquote(var.backend)} --load-time 4s"
+  command     = "exec .lockstep/bin/demoserver --port ${local.port} --backend ${shellquote(var.backend)} --load-time 4s ${local.fault_flag}"
   log         = ".lockstep/quickstart-server.log"
   grace       = "500ms"
 

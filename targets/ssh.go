@@ -1043,6 +1043,7 @@ func (s *SSH) Dial(ctx context.Context, network, addr string) (net.Conn, error) 
 	if err != nil {
 		return nil, err
 	}
+	c.quickAcks(ctx)
 	conn, err := c.client.DialContext(ctx, network, addr)
 	if err != nil {
 		var oc *ssh.OpenChannelError

@@ -82,6 +82,7 @@ type sshConn struct {
 	client  *ssh.Client
 	hops    []*ssh.Client
 	workers *workerPool
+	nodelay sync.Once
 
 	done      chan struct{}
 	closeOnce sync.Once
@@ -532,4 +533,19 @@ func withDefaults(cfg SSHConfig, r resolver) SSHConfig {
 		cfg.KeepaliveMax = 3
 	}
 	return cfg
+}
+
+// quickAcks makes sure a command session has run on the connection before
+// it carries forwarded traffic. OpenSSH's sshd turns Nagle off on a
+// client connection only when a session runs a command; until then small
+// forwarded writes wait on delayed ACKs, adding a 40 ms tail to HTTP
+// latencies and skewing a streaming load's TTFT and TPOT
+// (bench/README.md). Starting a worker (a command session) once per
+// connection is enough; it is kept for later calls.
+func (c *sshConn) quickAcks(ctx context.Context) {
+	c.nodelay.Do(func() {
+		if w, err := c.getWorker(ctx); err == nil {
+			c.putWorker(w)
+		}
+	})
 }
