@@ -16,18 +16,25 @@
 # network is not. The ratio measures the SSH path itself (encryption,
 # channel multiplexing, sshd's forwarding), not a network.
 #
-# usage: bench/ssh-load.sh [-r ROUNDS] [-c CONNECTIONS] [-d SECONDS]
+# -e adds a third side, ssh+exec: the ssh plan with a `run "true"` step on
+# the box before the benchmark. sshd turns Nagle off (TCP_NODELAY) on its
+# client connection only when a session runs a command; a connection that
+# only forwards keeps Nagle on, and the load's small responses then wait
+# for delayed ACKs (the 40 ms tail). -e shows what that costs.
+#
+# usage: bench/ssh-load.sh [-r ROUNDS] [-c CONNECTIONS] [-d SECONDS] [-e]
 # LOCKSTEP=/path/to/lockstep uses that binary instead of building this tree.
 set -euo pipefail
 shopt -s inherit_errexit
 
-rounds=3 conns=64 secs=5
-while getopts "r:c:d:" opt; do
+rounds=3 conns=64 secs=5 sides="local ssh"
+while getopts "r:c:d:e" opt; do
 	case $opt in
 	r) rounds=$OPTARG ;;
 	c) conns=$OPTARG ;;
 	d) secs=$OPTARG ;;
-	*) echo "usage: $0 [-r ROUNDS] [-c CONNECTIONS] [-d SECONDS]" >&2; exit 2 ;;
+	e) sides="local ssh ssh+exec" ;;
+	*) echo "usage: $0 [-r ROUNDS] [-c CONNECTIONS] [-d SECONDS] [-e]" >&2; exit 2 ;;
 	esac
 done
 
@@ -106,32 +113,36 @@ cat >>"$plan_ssh" <<-HCL
 	}
 HCL
 
+# ssh+exec: the same, after a command on the box over the same connection.
+plan_exec=$dir/http-load-ssh-exec.hcl
+awk '/^step "benchmark"/ { print "step \"run\" \"exec\" {\n  target  = target.box\n  command = \"true\"\n}\n" } { print }' "$plan_ssh" >"$plan_exec"
+
 echo "$(date -u +%FT%TZ) nginx 1 worker at $url; sshd on 127.0.0.1:$ssh_port ($(/usr/sbin/sshd -V 2>&1 | head -1)); $conns connections, ${secs}s per run, $rounds rounds; $(nproc) cores (shared)"
-printf '%-6s %-6s %12s %10s\n' round target requests/s p99_ms
+printf '%-6s %-8s %12s %10s\n' round target requests/s p99_ms
 for r in $(seq "$rounds"); do
-	order="local ssh"
-	[ $((r % 2)) = 1 ] || order="ssh local"
+	order=$sides
+	[ $((r % 2)) = 1 ] || order=$(tr ' ' '\n' <<<"$sides" | tac | tr '\n' ' ')
 	for side in $order; do
-		plan=$plan_local
-		[ "$side" = local ] || plan=$plan_ssh
+		case $side in
+		local) plan=$plan_local want=local ;;
+		ssh) plan=$plan_ssh want=box ;;
+		ssh+exec) plan=$plan_exec want=box ;;
+		esac
 		line=$(run_plan "$plan")
 		read -r rps p99 target <<<"$line"
-		want=local
-		[ "$side" = local ] || want=box
 		[ "$target" = "$want" ] || { echo "bench: the $side run ran on target $target" >&2; exit 1; }
-		printf '%-6s %-6s %12.0f %10.3f\n' "$r" "$side" "$rps" "$p99"
+		printf '%-6s %-8s %12.0f %10.3f\n' "$r" "$side" "$rps" "$p99"
 		echo "$side $rps $p99" >>"$dir/results"
 	done
 done
 
 echo
-printf '%-6s %12s %10s\n' median requests/s p99_ms
-for side in local ssh; do
+printf '%-8s %12s %10s\n' median requests/s p99_ms
+for side in $sides; do
 	rps=$(median_of "$dir/results" "$side" 2)
 	p99=$(median_of "$dir/results" "$side" 3)
-	printf '%-6s %12.0f %10.3f\n' "$side" "$rps" "$p99"
-	eval "rps_$side=$rps p99_$side=$p99"
+	printf '%-8s %12.0f %10.3f\n' "$side" "$rps" "$p99"
+	echo "$side $rps $p99" >>"$dir/medians"
 done
-awk -v l="$rps_local" -v s="$rps_ssh" -v lp="$p99_local" -v sp="$p99_ssh" 'BEGIN {
-	printf "ratio ssh/local  requests/s %.2f  p99 %.2f\n", s / l, sp / lp
-}'
+awk '$1 == "local" { l = $2; lp = $3 } $1 != "local" { s[$1] = $2; sp[$1] = $3; n[++k] = $1 }
+	END { for (i = 1; i <= k; i++) printf "ratio %s/local  requests/s %.2f  p99 %.2f\n", n[i], s[n[i]] / l, sp[n[i]] / lp }' "$dir/medians"
