@@ -36,9 +36,10 @@ start_nginx
 
 # Each runner prints "REQUESTS_PER_S P99_MS".
 run_lockstep() {
-	local line
+	local line rps p99 _
 	line=$(run_plan "$repo/bench/http-load.hcl")
-	echo "${line% *}"
+	read -r rps p99 _ <<<"$line"
+	echo "$rps $p99"
 }
 run_wrk() {
 	wrk -t "$threads" -c "$conns" -d "${secs}s" --latency "$url" | awk '

@@ -85,7 +85,7 @@ build_lockstep() {
 }
 
 # run_plan PLAN: one attempt of an http-load plan at url, conns and secs;
-# prints "REQUESTS_PER_S P99_MS TARGET" from the benchmark step's
+# prints "REQUESTS_PER_S P99_MS P999_MS TARGET" from the benchmark step's
 # step_finished event. A step that is not confirmed (errors, no request,
 # a timeout) stops the bench with its reason: figures from a failed run
 # would be read as figures.
@@ -100,7 +100,7 @@ run_plan() {
 		exit 1
 	fi
 	line=$(jq -r 'select(.type == "step_finished" and .step.addr == "benchmark.load")
-		| "\(.outcome.metrics.requests_per_s) \(.outcome.metrics.latency_p99_ms) \(.step.target)"' "$out")
+		| "\(.outcome.metrics.requests_per_s) \(.outcome.metrics.latency_p99_ms) \(.outcome.metrics.latency_p999_ms) \(.step.target)"' "$out")
 	[ -n "$line" ] || { echo "bench: no step_finished event for benchmark.load in $out" >&2; exit 1; }
 	echo "$line"
 }
@@ -110,7 +110,7 @@ median() {
 	sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# median_of RESULTS NAME FIELD: the median of FIELD (2 requests/s, 3 p99)
+# median_of RESULTS NAME FIELD: the median of FIELD (2 requests/s, 3 p99, ...)
 # over the lines of RESULTS whose first field is NAME.
 median_of() {
 	awk -v n="$2" -v f="$3" '$1 == n { print $f }' "$1" | median

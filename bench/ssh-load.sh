@@ -8,7 +8,8 @@
 # (target local, straight to nginx) and with only its target line changed
 # to the sshd (target box, through sshd to the same nginx), same
 # connections and duration, the two interleaved and alternating which goes
-# first. Prints requests/s and p99 for both, the medians and ssh/local.
+# first. Prints requests/s, p99 and p999 for both, the medians and
+# ssh/local.
 #
 # Both sides share the machine: here the sshd that forwards the load
 # competes with nginx and lockstep for the same cores, which a real remote
@@ -118,7 +119,7 @@ plan_exec=$dir/http-load-ssh-exec.hcl
 awk '/^step "benchmark"/ { print "step \"run\" \"exec\" {\n  target  = target.box\n  command = \"true\"\n}\n" } { print }' "$plan_ssh" >"$plan_exec"
 
 echo "$(date -u +%FT%TZ) nginx 1 worker at $url; sshd on 127.0.0.1:$ssh_port ($(/usr/sbin/sshd -V 2>&1 | head -1)); $conns connections, ${secs}s per run, $rounds rounds; $(nproc) cores (shared)"
-printf '%-6s %-8s %12s %10s\n' round target requests/s p99_ms
+printf '%-6s %-8s %12s %10s %10s\n' round target requests/s p99_ms p999_ms
 for r in $(seq "$rounds"); do
 	order=$sides
 	[ $((r % 2)) = 1 ] || order=$(tr ' ' '\n' <<<"$sides" | tac | tr '\n' ' ')
@@ -129,20 +130,21 @@ for r in $(seq "$rounds"); do
 		ssh+exec) plan=$plan_exec want=box ;;
 		esac
 		line=$(run_plan "$plan")
-		read -r rps p99 target <<<"$line"
+		read -r rps p99 p999 target <<<"$line"
 		[ "$target" = "$want" ] || { echo "bench: the $side run ran on target $target" >&2; exit 1; }
-		printf '%-6s %-8s %12.0f %10.3f\n' "$r" "$side" "$rps" "$p99"
-		echo "$side $rps $p99" >>"$dir/results"
+		printf '%-6s %-8s %12.0f %10.3f %10.3f\n' "$r" "$side" "$rps" "$p99" "$p999"
+		echo "$side $rps $p99 $p999" >>"$dir/results"
 	done
 done
 
 echo
-printf '%-8s %12s %10s\n' median requests/s p99_ms
+printf '%-8s %12s %10s %10s\n' median requests/s p99_ms p999_ms
 for side in $sides; do
 	rps=$(median_of "$dir/results" "$side" 2)
 	p99=$(median_of "$dir/results" "$side" 3)
-	printf '%-8s %12.0f %10.3f\n' "$side" "$rps" "$p99"
-	echo "$side $rps $p99" >>"$dir/medians"
+	p999=$(median_of "$dir/results" "$side" 4)
+	printf '%-8s %12.0f %10.3f %10.3f\n' "$side" "$rps" "$p99" "$p999"
+	echo "$side $rps $p99 $p999" >>"$dir/medians"
 done
-awk '$1 == "local" { l = $2; lp = $3 } $1 != "local" { s[$1] = $2; sp[$1] = $3; n[++k] = $1 }
-	END { for (i = 1; i <= k; i++) printf "ratio %s/local  requests/s %.2f  p99 %.2f\n", n[i], s[n[i]] / l, sp[n[i]] / lp }' "$dir/medians"
+awk '$1 == "local" { l = $2; lp = $3; lq = $4 } $1 != "local" { s[$1] = $2; sp[$1] = $3; sq[$1] = $4; n[++k] = $1 }
+	END { for (i = 1; i <= k; i++) printf "ratio %s/local  requests/s %.2f  p99 %.2f  p999 %.2f\n", n[i], s[n[i]] / l, sp[n[i]] / lp, sq[n[i]] / lq }' "$dir/medians"
