@@ -37,7 +37,7 @@ start_nginx
 # Each runner prints "REQUESTS_PER_S P99_MS".
 run_lockstep() {
 	local line rps p99 _
-	line=$(run_plan "$repo/bench/http-load.hcl")
+	line=$(run_plan "$repo/bench/http-load.hcl" requests_per_s latency_p99_ms)
 	read -r rps p99 _ <<<"$line"
 	echo "$rps $p99"
 }

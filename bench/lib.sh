@@ -84,13 +84,14 @@ build_lockstep() {
 	(cd "$repo" && go build -o "$lockstep" ./cmd/lockstep)
 }
 
-# run_plan PLAN: one attempt of an http-load plan at url, conns and secs;
-# prints "REQUESTS_PER_S P99_MS P999_MS TARGET" from the benchmark step's
-# step_finished event. A step that is not confirmed (errors, no request,
-# a timeout) stops the bench with its reason: figures from a failed run
-# would be read as figures.
+# run_plan PLAN METRIC...: one attempt of a load plan at url, conns and
+# secs; prints the named metrics of the benchmark step (benchmark.load),
+# then the target it ran on, from its step_finished event. A step that is
+# not confirmed (errors, no request, a timeout) stops the bench with its
+# reason: figures from a failed run would be read as figures.
 run_plan() {
 	local plan=$1 out=$dir/run.json line
+	shift
 	if ! "$lockstep" run "$plan" --json --records "$dir/records" \
 		-var "url=$url" -var "concurrency=$conns" -var "duration=${secs}s" >"$out" 2>"$dir/run.err"; then
 		echo "bench: lockstep run $plan failed:" >&2
@@ -99,9 +100,10 @@ run_plan() {
 		tail -5 "$dir/run.err" >&2
 		exit 1
 	fi
-	line=$(jq -r 'select(.type == "step_finished" and .step.addr == "benchmark.load")
-		| "\(.outcome.metrics.requests_per_s) \(.outcome.metrics.latency_p99_ms) \(.outcome.metrics.latency_p999_ms) \(.step.target)"' "$out")
+	line=$(jq -r --arg names "$*" 'select(.type == "step_finished" and .step.addr == "benchmark.load")
+		| .outcome.metrics as $m | [($names | split(" ")[] | $m[.] // "missing"), .step.target] | join(" ")' "$out")
 	[ -n "$line" ] || { echo "bench: no step_finished event for benchmark.load in $out" >&2; exit 1; }
+	case " $line " in *" missing "*) echo "bench: $plan: a metric of [$*] is missing: $line" >&2; exit 1 ;; esac
 	echo "$line"
 }
 
