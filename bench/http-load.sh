@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# http-load.sh: lockstep's HTTP load beside wrk and hey, against nginx
+# http-load.sh: lockstep's HTTP load, run as a user runs it (the lockstep
+# binary and a plan, bench/http-load.hcl), beside wrk and hey against nginx
 # serving a small static file on 127.0.0.1, with the same connections and
-# duration; rounds interleaved so that drift on a shared machine hits all
-# three alike. Prints requests/s and p99 per tool and round, then the
+# duration. Rounds are interleaved so that drift on a shared machine hits
+# all three alike. Prints requests/s and p99 per tool and round, then the
 # medians over rounds and the ratios lockstep/wrk and lockstep/hey.
 #
+# lockstep's figures are the benchmark step's metrics from `lockstep run
+# --json`; the time lockstep takes to start and read the plan is outside
+# the measured duration, as wrk's and hey's start is outside theirs.
+#
 # usage: bench/http-load.sh [-r ROUNDS] [-c CONNECTIONS] [-d SECONDS] [-t WRK_THREADS]
+# LOCKSTEP=/path/to/lockstep uses that binary instead of building this tree.
 set -euo pipefail
+shopt -s inherit_errexit
 
 rounds=3 conns=64 secs=5 threads=2
 while getopts "r:c:d:t:" opt; do
@@ -19,60 +26,20 @@ while getopts "r:c:d:t:" opt; do
 	esac
 done
 
-for tool in nginx wrk hey go; do
-	command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] || { echo "http-load: $tool not found" >&2; exit 2; }
-done
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-
 repo=$(cd "$(dirname "$0")/.." && pwd)
 dir=$(mktemp -d /tmp/lockstep-http-load.XXXXXX)
-chmod 755 "$dir"
-nginx_pid=
-cleanup() {
-	[ -n "$nginx_pid" ] && kill "$nginx_pid" 2>/dev/null && wait "$nginx_pid" 2>/dev/null
-	rm -rf "$dir"
-}
-trap cleanup EXIT
+. "$repo/bench/lib.sh"
+need nginx wrk hey jq curl python3
+[ -n "${LOCKSTEP:-}" ] || need go
+build_lockstep
+start_nginx
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-mkdir -p "$dir/www" "$dir/tmp"
-printf 'hello from nginx\n' >"$dir/www/index.html"
-chmod -R a+rX "$dir/www"
-cat >"$dir/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-pid $dir/nginx.pid;
-error_log $dir/error.log warn;
-events { worker_connections 4096; }
-http {
-	access_log off;
-	client_body_temp_path $dir/tmp/body;
-	proxy_temp_path $dir/tmp/proxy;
-	fastcgi_temp_path $dir/tmp/fastcgi;
-	uwsgi_temp_path $dir/tmp/uwsgi;
-	scgi_temp_path $dir/tmp/scgi;
-	keepalive_requests 10000000;
-	server {
-		listen 127.0.0.1:$port;
-		root $dir/www;
-	}
-}
-CONF
-"$NGINX" -c "$dir/nginx.conf" -e "$dir/error.log" &
-nginx_pid=$!
-url="http://127.0.0.1:$port/index.html"
-for _ in $(seq 50); do
-	curl -sf -o /dev/null "$url" 2>/dev/null && break
-	sleep 0.1
-done
-curl -sf -o /dev/null "$url" || { echo "http-load: nginx did not come up" >&2; cat "$dir/error.log" >&2; exit 1; }
-
-(cd "$repo" && go build -o "$dir/loadgen" ./bench/loadgen)
-
-# Each runner prints "RPS P99_MS".
+# Each runner prints "REQUESTS_PER_S P99_MS".
 run_lockstep() {
-	"$dir/loadgen" -url "$url" -c "$conns" -d "${secs}s" |
-		python3 -c 'import json,sys; m=json.load(sys.stdin)["Metrics"]; assert m["errors"]==0, m; print(m["requests_per_s"], m["latency_p99_ms"])'
+	local line rps p99 _
+	line=$(run_plan "$repo/bench/http-load.hcl" requests_per_s latency_p99_ms)
+	read -r rps p99 _ <<<"$line"
+	echo "$rps $p99"
 }
 run_wrk() {
 	wrk -t "$threads" -c "$conns" -d "${secs}s" --latency "$url" | awk '
@@ -86,27 +53,30 @@ run_hey() {
 	hey -c "$conns" -z "${secs}s" "$url" | awk '
 		/Requests\/sec:/ { rps = $2 }
 		/99% in/ { p = $3 * 1000 }
+		/Error distribution/ { print "hey: errors" > "/dev/stderr" }
 		END { print rps, p }'
 }
 
-echo "nginx 1 worker on 127.0.0.1:$port, $conns connections, ${secs}s per run, $rounds rounds, wrk -t $threads; $(nproc) cores (shared)"
+echo "$(date -u +%FT%TZ) nginx 1 worker at $url; $conns connections, ${secs}s per run, $rounds rounds, wrk -t $threads; $(nproc) cores (shared)"
 printf '%-6s %-9s %12s %10s\n' round tool requests/s p99_ms
 for r in $(seq "$rounds"); do
 	for tool in lockstep wrk hey; do
-		read -r rps p99 < <("run_$tool")
+		line=$("run_$tool")
+		read -r rps p99 <<<"$line"
 		printf '%-6s %-9s %12.0f %10.3f\n' "$r" "$tool" "$rps" "$p99"
 		echo "$tool $rps $p99" >>"$dir/results"
 	done
 done
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo
 printf '%-9s %12s %10s\n' median requests/s p99_ms
 for tool in lockstep wrk hey; do
-	rps=$(awk -v t=$tool '$1 == t { print $2 }' "$dir/results" | median)
-	p99=$(awk -v t=$tool '$1 == t { print $3 }' "$dir/results" | median)
+	rps=$(median_of "$dir/results" "$tool" 2)
+	p99=$(median_of "$dir/results" "$tool" 3)
 	printf '%-9s %12.0f %10.3f\n' "$tool" "$rps" "$p99"
-	eval "rps_$tool=$rps"
+	eval "rps_$tool=$rps p99_$tool=$p99"
 done
-awk -v l="$rps_lockstep" -v w="$rps_wrk" -v h="$rps_hey" \
-	'BEGIN { printf "ratio requests/s  lockstep/wrk %.2f  lockstep/hey %.2f\n", l / w, l / h }'
+awk -v l="$rps_lockstep" -v w="$rps_wrk" -v h="$rps_hey" -v lp="$p99_lockstep" -v wp="$p99_wrk" -v hp="$p99_hey" 'BEGIN {
+	printf "ratio requests/s  lockstep/wrk %.2f  lockstep/hey %.2f\n", l / w, l / h
+	printf "ratio p99         lockstep/wrk %.2f  lockstep/hey %.2f\n", lp / wp, lp / hp
+}'

@@ -1,7 +1,9 @@
 // Command loadgen runs lockstep's HTTP load (loads.HTTP) from flags and
-// prints its metrics as JSON, so bench/http-load.sh can set it beside wrk
-// and hey. It stands in until the benchmark step can run the same load
-// from a plan.
+// prints its metrics as JSON, with -cpuprofile to see where the load
+// generator spends its CPU when bench/http-load.sh shows it behind wrk.
+// The bench itself runs the load as users do, through `lockstep run` and
+// bench/http-load.hcl; this command is only for profiling the same code
+// without the runner around it.
 package main
 
 import (

@@ -1,0 +1,119 @@
+# lib.sh: what bench/http-load.sh and bench/ssh-load.sh share, sourced
+# after they set `dir` (a fresh temp dir) and `repo`: a throwaway nginx,
+# lockstep built from this tree, one run of bench/http-load.hcl read from
+# its --json events, and medians.
+
+# need TOOL...: fail with the package to install when a tool is missing.
+need() {
+	local tool
+	for tool in "$@"; do
+		command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] || {
+			echo "bench: $tool not found (apt-get install -y $tool)" >&2
+			exit 2
+		}
+	done
+}
+
+# free_port prints a TCP port free on 127.0.0.1 right now.
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# Processes this script started, stopped on exit whatever happens.
+pids=()
+cleanup() {
+	local pid
+	for pid in "${pids[@]}"; do
+		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	done
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# start_nginx: one worker serving a 17-byte file on 127.0.0.1 with no
+# access log and keep-alive without a request limit, so that the server is
+# the same cheap constant for every tool. Sets url.
+start_nginx() {
+	local nginx port
+	nginx=$(command -v nginx || echo /usr/sbin/nginx)
+	port=$(free_port)
+	mkdir -p "$dir/www" "$dir/tmp"
+	printf 'hello from nginx\n' >"$dir/www/index.html"
+	chmod 755 "$dir"
+	chmod -R a+rX "$dir/www"
+	cat >"$dir/nginx.conf" <<-CONF
+		daemon off;
+		worker_processes 1;
+		pid $dir/nginx.pid;
+		error_log $dir/nginx-error.log warn;
+		events { worker_connections 4096; }
+		http {
+			access_log off;
+			client_body_temp_path $dir/tmp/body;
+			proxy_temp_path $dir/tmp/proxy;
+			fastcgi_temp_path $dir/tmp/fastcgi;
+			uwsgi_temp_path $dir/tmp/uwsgi;
+			scgi_temp_path $dir/tmp/scgi;
+			keepalive_requests 10000000;
+			server {
+				listen 127.0.0.1:$port;
+				root $dir/www;
+			}
+		}
+	CONF
+	"$nginx" -c "$dir/nginx.conf" -e "$dir/nginx-error.log" &
+	pids+=($!)
+	url="http://127.0.0.1:$port/index.html"
+	for _ in $(seq 50); do
+		curl -sf -o /dev/null "$url" 2>/dev/null && return
+		sleep 0.1
+	done
+	echo "bench: nginx did not answer on $url" >&2
+	cat "$dir/nginx-error.log" >&2
+	exit 1
+}
+
+# build_lockstep: the binary of this tree, or $LOCKSTEP if set. Sets lockstep.
+build_lockstep() {
+	if [ -n "${LOCKSTEP:-}" ]; then
+		lockstep=$LOCKSTEP
+		return
+	fi
+	lockstep=$dir/lockstep
+	(cd "$repo" && go build -o "$lockstep" ./cmd/lockstep)
+}
+
+# run_plan PLAN METRIC...: one attempt of a load plan at url, conns and
+# secs; prints the named metrics of the benchmark step (benchmark.load),
+# then the target it ran on, from its step_finished event. A step that is
+# not confirmed (errors, no request, a timeout) stops the bench with its
+# reason: figures from a failed run would be read as figures.
+run_plan() {
+	local plan=$1 out=$dir/run.json line
+	shift
+	if ! "$lockstep" run "$plan" --json --records "$dir/records" \
+		-var "url=$url" -var "concurrency=$conns" -var "duration=${secs}s" >"$out" 2>"$dir/run.err"; then
+		echo "bench: lockstep run $plan failed:" >&2
+		jq -r 'select(.type == "step_finished" and .outcome.status != "confirmed")
+			| "  \(.step.addr) on \(.step.target): \(.outcome.status): \(.outcome.reason // "")  \(.outcome.metrics // {} | tostring)"' "$out" >&2 || true
+		tail -5 "$dir/run.err" >&2
+		exit 1
+	fi
+	line=$(jq -r --arg names "$*" 'select(.type == "step_finished" and .step.addr == "benchmark.load")
+		| .outcome.metrics as $m | [($names | split(" ")[] | $m[.] // "missing"), .step.target] | join(" ")' "$out")
+	[ -n "$line" ] || { echo "bench: no step_finished event for benchmark.load in $out" >&2; exit 1; }
+	case " $line " in *" missing "*) echo "bench: $plan: a metric of [$*] is missing: $line" >&2; exit 1 ;; esac
+	echo "$line"
+}
+
+# median: the median of the numbers on stdin, one a line.
+median() {
+	sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# median_of RESULTS NAME FIELD: the median of FIELD (2 requests/s, 3 p99, ...)
+# over the lines of RESULTS whose first field is NAME.
+median_of() {
+	awk -v n="$2" -v f="$3" '$1 == n { print $f }' "$1" | median
+}
