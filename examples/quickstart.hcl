@@ -51,6 +51,12 @@ step "launch" "server" {
     condition     = strcontains(self.log, "config: backend=${var.backend}")
     error_message = "the server that started is not running the backend under trial"
   }
+  # The server said which config it runs, and it is another one: stop now
+  # rather than wait for a line that will never come.
+  abort_if {
+    condition     = strcontains(self.log, "config: backend=") && !strcontains(self.log, "config: backend=${var.backend} ")
+    error_message = "the server that started is not running the backend under trial"
+  }
 }
 
 step "wait" "ready" {
