@@ -28,6 +28,11 @@ flags:
   --format text|markdown|json   (show also takes junit)
   --records DIR                 where records are kept (default: .lockstep
                                 beside the plan, or $LOCKSTEP_RECORDS)
+
+examples:
+  lockstep attempts examples/quickstart.hcl
+  lockstep attempts show last examples/quickstart.hcl
+  lockstep attempts diff 3 4 glm5 --format markdown
 `
 
 // attemptsUsageError is a mistake in the command line: exit status 2.
