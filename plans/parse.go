@@ -44,13 +44,7 @@ func Parse(filename string, src []byte) (*Plan, hcl.Diagnostics) {
 		Name:     strings.TrimSuffix(filepath.Base(filename), filepath.Ext(filename)),
 		Files:    map[string]*hcl.File{},
 	}
-	var file *hcl.File
-	var diags hcl.Diagnostics
-	if strings.HasSuffix(filename, ".json") {
-		file, diags = json.Parse(src, filename)
-	} else {
-		file, diags = hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
-	}
+	file, diags := parseSource(filename, src)
 	if file != nil {
 		p.Files[filename] = file
 	}
@@ -994,4 +988,13 @@ func misspellings(body hcl.Body, schema *hcl.BodySchema) map[string]bool {
 		note(b.Type, blocks)
 	}
 	return out
+}
+
+// parseSource reads a plan or a var file: HCL's JSON syntax for a .json
+// file, its native syntax otherwise.
+func parseSource(filename string, src []byte) (*hcl.File, hcl.Diagnostics) {
+	if strings.HasSuffix(filename, ".json") {
+		return json.Parse(src, filename)
+	}
+	return hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
 }

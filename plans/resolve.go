@@ -9,7 +9,6 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
-	"github.com/hashicorp/hcl/v2/json"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 	"github.com/zclconf/go-cty/cty/function"
@@ -249,13 +248,7 @@ func (s *Scope) readVarFile(p *Plan, path string, names []string) (map[string]fi
 			Detail:   fmt.Sprintf("%v. Check the -var-file path.", err),
 		}}
 	}
-	var file *hcl.File
-	var diags hcl.Diagnostics
-	if strings.HasSuffix(path, ".json") {
-		file, diags = json.Parse(src, path)
-	} else {
-		file, diags = hclsyntax.ParseConfig(src, path, hcl.InitialPos)
-	}
+	file, diags := parseSource(path, src)
 	if file != nil {
 		s.Files[path] = file
 	}
