@@ -337,20 +337,6 @@ func parseExit(req *ssh.Request) (exitStatus, bool) {
 	return exitStatus{}, false
 }
 
-// cappedOutput keeps the first limit bytes written and drops the rest
-// (still taking them, so the command never stalls).
-type cappedOutput struct {
-	b     bytes.Buffer
-	limit int
-}
-
-func (c *cappedOutput) Write(p []byte) (int, error) {
-	if room := c.limit - c.b.Len(); room > 0 {
-		c.b.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
-}
-
 // killGroup ends the process group of a cancelled call: TERM, then KILL
 // a second later if anything is left. It bypasses the session limit (the
 // cancelled call still holds its slot) and waits at most a few seconds.
@@ -450,10 +436,10 @@ func (s *SSH) Run(ctx context.Context, c Command) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	out, errb := &cappedOutput{limit: runMaxOutput}, &cappedOutput{limit: runMaxOutput}
+	out, errb := &cappedBuffer{limit: runMaxOutput}, &cappedBuffer{limit: runMaxOutput}
 	start := time.Now()
 	code, sig, err := s.exec(ctx, "run", pre+c.Line, out, errb)
-	res := Result{ExitCode: code, Signal: sig, Stdout: out.b.Bytes(), Stderr: errb.b.Bytes(), Duration: time.Since(start)}
+	res := Result{ExitCode: code, Signal: sig, Stdout: out.b, Stderr: errb.b, Duration: time.Since(start)}
 	if err != nil {
 		// What the command printed before the end is kept.
 		res.ExitCode = -1
