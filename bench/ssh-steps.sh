@@ -53,6 +53,7 @@ plans=$repo/bench/ssh-steps
 dir=$(mktemp -d /tmp/lockstep-ssh-steps.XXXXXX)
 sshd_pid='' www_pid=''
 cleanup() {
+	set +e # a failed kill or wait must not cut the cleanup short
 	[ -S "$dir/cm" ] && ssh -o ControlPath="$dir/cm" -O exit box 2>/dev/null
 	for cp in "$dir"/ansible-cp/*; do
 		[ -S "$cp" ] && ssh -o ControlPath="$cp" -O exit box 2>/dev/null
@@ -96,13 +97,13 @@ if [ $bashrc = empty ] && [ -e "$HOME/.bashrc" ]; then
 	: >"$dir/empty"
 	ns=(unshare -m sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$dir/empty" "$HOME/.bashrc")
 fi
-"${ns[@]}" "$SSHD" -D -e -f "$dir/sshd_config" -p "$ssh_port" 2>"$dir/sshd.log" &
+"${ns[@]}" "$SSHD" -D -e -f "$dir/sshd_config" -p "$ssh_port" </dev/null >"$dir/sshd.log" 2>&1 &
 sshd_pid=$!
 
 # What the wait steps wait for: a listener on the host's loopback.
 listen_port=$(free_port)
 mkdir -p "$dir/www"
-/usr/bin/python3 -m http.server --bind 127.0.0.1 --directory "$dir/www" "$listen_port" >"$dir/www.log" 2>&1 &
+/usr/bin/python3 -m http.server --bind 127.0.0.1 --directory "$dir/www" "$listen_port" </dev/null >"$dir/www.log" 2>&1 &
 www_pid=$!
 
 # What the file checks check: 1 MiB of random bytes.
@@ -150,7 +151,7 @@ export ANSIBLE_CONFIG=$dir/ansible.cfg
 # The ControlMaster the ssh script goes through, opened before timing.
 ssh -o ControlMaster=yes -o ControlPath="$CONTROL_PATH" -o ControlPersist=600 -o BatchMode=yes \
 	-o StrictHostKeyChecking=yes -o UserKnownHostsFile="$KNOWN_HOSTS" -i "$SSH_KEY" -p "$ssh_port" -l "$user" \
-	-fN 127.0.0.1
+	-fN 127.0.0.1 </dev/null >"$dir/master.log" 2>&1
 
 # Each runner succeeds or shows why it failed: a benchmark of failures
 # measures nothing.
@@ -159,7 +160,9 @@ checked() {
 	shift
 	"$@" >"$dir/out.$name" 2>&1 || { echo "ssh-steps: $name failed:" >&2; cat "$dir/out.$name" >&2; exit 1; }
 }
-run_lockstep() { checked lockstep "$dir/lockstep" run "$plans/plan.hcl" --plain --records "$dir/records" "${vars[@]}"; }
+# --json rather than --plain: the same work, and the step events carry each
+# step's duration for the per-kind breakdown at the end.
+run_lockstep() { checked lockstep "$dir/lockstep" run "$plans/plan.hcl" --json --records "$dir/records" "${vars[@]}"; }
 run_lockstep1() { checked lockstep1 "$dir/lockstep" run "$plans/one-step.hcl" --plain --records "$dir/records" "${vars[@]}"; }
 run_ssh() { checked ssh "$plans/steps.sh"; }
 run_ansible() {
@@ -190,6 +193,7 @@ for r in $(seq "$rounds"); do
 		ms=$(ms_since "$start")
 		echo "$tool $ms" >>"$dir/results"
 		line="$line $ms"
+		[ "$tool" = lockstep ] && cat "$dir/out.lockstep" >>"$dir/events"
 	done
 	read -r rt wrt < <(run_bare)
 	echo "roundtrip $rt" >>"$dir/results"
@@ -210,3 +214,18 @@ awk -v l="$m_lockstep" -v l1="$m_lockstep1" -v s="$m_ssh" -v a="$m_ansible" -v r
 	printf "lockstep per step / bare session round trip (%.2f ms): %.2fx   / worker round trip (%.2f ms): %.2fx\n", rt, step / rt, wrt, step / wrt
 	printf "lockstep fixed cost (1-step plan): %.1f ms\n", l1
 }'
+# Where lockstep's time goes: the median step duration of each kind over
+# every timed run (from the step_finished events).
+/usr/bin/python3 - "$dir/events" "$m_roundtrip" <<'PY'
+import json, statistics, sys
+by = {}
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e.get("type") == "step_finished":
+        by.setdefault(e["step"]["kind"], []).append(e["outcome"]["duration_ns"] / 1e6)
+print("lockstep median step duration by kind: " + "   ".join(
+    f"{k} {statistics.median(v):.1f} ms (n={len(v)})" for k, v in sorted(by.items())))
+rt = float(sys.argv[2])
+print("  / bare session round trip: " + "   ".join(
+    f"{k} {statistics.median(v) / rt:.2f}x" for k, v in sorted(by.items())))
+PY
