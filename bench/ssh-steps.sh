@@ -211,6 +211,7 @@ awk -v l="$m_lockstep" -v l1="$m_lockstep1" -v s="$m_ssh" -v a="$m_ansible" -v r
 	step = (l - l1) / 19
 	printf "whole 20-step run:  ansible/lockstep %.1fx   ssh/lockstep %.2fx\n", a / l, s / l
 	printf "per step:           lockstep %.2f ms (20-step minus 1-step, over 19)   ssh %.2f ms   ansible %.2f ms\n", step, s / 20, a / 20
+	printf "per step:           ansible/lockstep %.1fx   ssh/lockstep %.2fx\n", a / 20 / step, s / 20 / step
 	printf "lockstep per step / bare session round trip (%.2f ms): %.2fx   / worker round trip (%.2f ms): %.2fx\n", rt, step / rt, wrt, step / wrt
 	printf "lockstep fixed cost (1-step plan): %.1f ms\n", l1
 }'
