@@ -24,17 +24,20 @@
 # default sshd runs in a private mount namespace where ~/.bashrc reads as
 # empty (the file itself is untouched), so the figures are the tools'; -b
 # keeps the user's real ~/.bashrc (needs root for the namespace otherwise).
+# -p ends with bench/ssh-steps/probecost: the target calls the steps are
+# made of, timed one kind at a time on the same sshd.
 #
-# usage: bench/ssh-steps.sh [-r ROUNDS] [-n BENCH_ITERATIONS] [-b]
+# usage: bench/ssh-steps.sh [-r ROUNDS] [-n BENCH_ITERATIONS] [-b] [-p]
 set -euo pipefail
 
-rounds=5 iters=200 bashrc=empty
-while getopts "r:n:b" opt; do
+rounds=5 iters=200 bashrc=empty parts=no
+while getopts "r:n:bp" opt; do
 	case $opt in
 	r) rounds=$OPTARG ;;
 	n) iters=$OPTARG ;;
 	b) bashrc=real ;;
-	*) echo "usage: $0 [-r ROUNDS] [-n BENCH_ITERATIONS] [-b]" >&2; exit 2 ;;
+	p) parts=yes ;;
+	*) echo "usage: $0 [-r ROUNDS] [-n BENCH_ITERATIONS] [-b] [-p]" >&2; exit 2 ;;
 	esac
 done
 
@@ -122,7 +125,8 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 
-(cd "$repo" && go build -o "$dir/lockstep" ./cmd/lockstep && go test -c -o "$dir/targets.test" ./targets)
+(cd "$repo" && go build -o "$dir/lockstep" ./cmd/lockstep && go test -c -o "$dir/targets.test" ./targets &&
+	go build -o "$dir/probecost" ./bench/ssh-steps/probecost)
 
 export SSH_PORT=$ssh_port SSH_USER=$user SSH_KEY=$dir/user_ed25519 KNOWN_HOSTS=$dir/known_hosts
 export CONTROL_PATH=$dir/cm LISTEN_PORT=$listen_port FILE=$file FILE_SIZE=$file_size FILE_SHA256=$file_sha256
@@ -230,3 +234,9 @@ rt = float(sys.argv[2])
 print("  / bare session round trip: " + "   ".join(
     f"{k} {statistics.median(v) / rt:.2f}x" for k, v in sorted(by.items())))
 PY
+if [ $parts = yes ]; then
+	echo
+	echo "the parts (median of 15 calls each, one connection):"
+	"$dir/probecost" -port "$ssh_port" -user "$user" -key "$SSH_KEY" -known-hosts "$KNOWN_HOSTS" \
+		-listen-port "$listen_port" -file "$file"
+fi
