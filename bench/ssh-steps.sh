@@ -23,7 +23,8 @@
 # (pyenv init: ~180 ms here) that cost swamps what the tools cost. By
 # default sshd runs in a private mount namespace where ~/.bashrc reads as
 # empty (the file itself is untouched), so the figures are the tools'; -b
-# keeps the user's real ~/.bashrc (needs root for the namespace otherwise).
+# keeps the user's real ~/.bashrc, as does a run without root (the
+# namespace needs it; the first line of output says which).
 # -p ends with bench/ssh-steps/probecost: the target calls the steps are
 # made of, timed one kind at a time on the same sshd.
 #
@@ -96,6 +97,7 @@ CONF
 # The sshd here and the one the Go benchmark starts run under ns: with an
 # empty ~/.bashrc or as they are. exec: $! is sshd itself.
 ns=()
+[ "$(id -u)" = 0 ] || bashrc=real
 if [ $bashrc = empty ] && [ -e "$HOME/.bashrc" ]; then
 	: >"$dir/empty"
 	ns=(unshare -m sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$dir/empty" "$HOME/.bashrc")
