@@ -254,6 +254,7 @@ func (s *stepRun) outputs() map[string]string {
 
 func (s *stepRun) makeProbes(ctx context.Context, readingSelf bool) error {
 	ectx := s.r.o.Scope.EvalContext(map[string]cty.Value{"step": s.r.stepValues(), "self": cty.ObjectVal(s.selfValues())})
+	reads := probeReads(s.st)
 	for _, pb := range s.st.Probes {
 		if readsRoot(pb.Attrs, "self") != readingSelf {
 			continue
@@ -270,7 +271,7 @@ func (s *stepRun) makeProbes(ctx context.Context, readingSelf bool) error {
 			v, _ = v.UnmarkDeep()
 			attrs[name] = v
 		}
-		spec := steps.ProbeSpec{Kind: pb.Kind, Name: pb.Name, Attrs: attrs}
+		spec := steps.ProbeSpec{Kind: pb.Kind, Name: pb.Name, Attrs: attrs, Reads: reads[pb.Name]}
 		if pb.Step != "" {
 			l, err := s.r.stepRef(pb.Step)
 			if err != nil {
@@ -288,6 +289,57 @@ func (s *stepRun) makeProbes(ctx context.Context, readingSelf bool) error {
 		s.probes = append(s.probes, namedProbe{pb.Name, p})
 	}
 	return nil
+}
+
+// probeReads says, for each probe, which of its outputs the step's
+// expressions read, so a probe gathers only those (a port probe that is
+// only asked whether the port is open does not look for its owner). A
+// probe read whole (probe.NAME, probe.NAME["x"]) maps to nil: everything.
+func probeReads(st *plans.Step) map[string]map[string]bool {
+	var exprs []hcl.Expression
+	for _, c := range append(append([]*plans.Condition{}, st.Postconditions...), st.AbortIfs...) {
+		exprs = append(exprs, c.Condition, c.ErrorMessage)
+	}
+	exprs = append(exprs, st.Progress)
+	reads := map[string]map[string]bool{}
+	whole := map[string]bool{}
+	for _, e := range exprs {
+		if e == nil {
+			continue
+		}
+		for _, tr := range e.Variables() {
+			if tr.RootName() != "probe" || len(tr) < 2 {
+				continue
+			}
+			name, ok := tr[1].(hcl.TraverseAttr)
+			if !ok {
+				continue
+			}
+			attr, ok := hcl.TraverseAttr{}, len(tr) >= 3
+			if ok {
+				attr, ok = tr[2].(hcl.TraverseAttr)
+			}
+			if !ok {
+				whole[name.Name] = true
+				continue
+			}
+			if reads[name.Name] == nil {
+				reads[name.Name] = map[string]bool{}
+			}
+			reads[name.Name][attr.Name] = true
+		}
+	}
+	for name := range whole {
+		reads[name] = nil
+	}
+	for _, pb := range st.Probes {
+		if _, read := reads[pb.Name]; !read && !whole[pb.Name] {
+			// Read by nothing: still observed (its errors are evidence),
+			// but cheaply.
+			reads[pb.Name] = map[string]bool{}
+		}
+	}
+	return reads
 }
 
 // readsRoot reports whether any of the expressions reads root (self).

@@ -36,6 +36,22 @@ type ProbeSpec struct {
 	Kind, Name string
 	Attrs      map[string]cty.Value
 	Launch     *Launch // set when the block says step = step.launch.NAME
+	// Reads names the outputs the step's expressions read; a probe may
+	// skip gathering the others (they are null). Nil means all.
+	Reads map[string]bool
+}
+
+// reads reports whether the step reads any of the outputs named.
+func (s ProbeSpec) reads(outputs ...string) bool {
+	if s.Reads == nil {
+		return true
+	}
+	for _, o := range outputs {
+		if s.Reads[o] {
+			return true
+		}
+	}
+	return false
 }
 
 // Probe reads one kind of state on a target. Observe returns the value the
@@ -503,10 +519,13 @@ type portProbe struct {
 	t    targets.Target
 	host string
 	port int
+	// owners is whether the step reads who listens: finding out scans
+	// every process's descriptors, which costs far more than the dial.
+	owners bool
 }
 
 func newPortProbe(_ context.Context, t targets.Target, s ProbeSpec) (Probe, error) {
-	p := &portProbe{t: t}
+	p := &portProbe{t: t, owners: s.reads("pid", "pgid", "pids", "command")}
 	var err error
 	if p.port, err = attrInt(s.Attrs, "port", 0); err != nil {
 		return nil, err
@@ -529,9 +548,12 @@ func (p *portProbe) Observe(ctx context.Context) (cty.Value, error) {
 	} else if errors.Is(dialErr, targets.ErrDisconnected) {
 		return cty.NilVal, dialErr
 	}
-	ls, err := p.t.Listeners(ctx, p.port)
-	if err != nil {
-		return cty.NilVal, err
+	var ls []targets.Listener
+	if p.owners {
+		var err error
+		if ls, err = p.t.Listeners(ctx, p.port); err != nil {
+			return cty.NilVal, err
+		}
 	}
 	var pids []int
 	var first *targets.Listener
@@ -564,6 +586,9 @@ func (p *portProbe) Observe(ctx context.Context) (cty.Value, error) {
 type fileProbe struct {
 	t    targets.Target
 	path string
+	// content and sum say whether the step reads them: a step that only
+	// asks whether a file exists, or its size, does not read the file.
+	content, sum bool
 }
 
 // maxFileContent bounds what a file probe reads into content.
@@ -577,11 +602,34 @@ func newFileProbe(_ context.Context, t targets.Target, s ProbeSpec) (Probe, erro
 	if path == "" {
 		return nil, fmt.Errorf("a file probe needs path")
 	}
-	return &fileProbe{t: t, path: path}, nil
+	return &fileProbe{t: t, path: path, content: s.reads("content"), sum: s.reads("sha256")}, nil
 }
 
 func (p *fileProbe) Observe(ctx context.Context) (cty.Value, error) {
-	data, fi, err := p.t.ReadAt(ctx, p.path, 0, maxFileContent)
+	content, sum := cty.NullVal(cty.String), cty.NullVal(cty.String)
+	var fi targets.FileInfo
+	var err error
+	switch {
+	case p.content:
+		var data []byte
+		data, fi, err = p.t.ReadAt(ctx, p.path, 0, maxFileContent)
+		if err != nil || !fi.Exists {
+			break
+		}
+		content = cty.StringVal(string(data))
+		if int64(len(data)) == fi.Size {
+			h := sha256.Sum256(data)
+			sum = cty.StringVal(hex.EncodeToString(h[:]))
+		}
+	case p.sum:
+		var hexSum string
+		hexSum, fi, err = p.t.SHA256(ctx, p.path)
+		if err == nil && fi.Exists {
+			sum = cty.StringVal(hexSum)
+		}
+	default:
+		fi, err = p.t.Stat(ctx, p.path)
+	}
 	if err != nil {
 		return cty.NilVal, err
 	}
@@ -593,15 +641,10 @@ func (p *fileProbe) Observe(ctx context.Context) (cty.Value, error) {
 			"sha256":  cty.NullVal(cty.String),
 		}), nil
 	}
-	sum := cty.NullVal(cty.String)
-	if int64(len(data)) == fi.Size {
-		h := sha256.Sum256(data)
-		sum = cty.StringVal(hex.EncodeToString(h[:]))
-	}
 	return cty.ObjectVal(map[string]cty.Value{
 		"exists":  cty.True,
 		"size":    cty.NumberVal(new(big.Float).SetInt64(fi.Size)),
-		"content": cty.StringVal(string(data)),
+		"content": content,
 		"sha256":  sum,
 	}), nil
 }

@@ -2,6 +2,8 @@ package targets
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -406,6 +408,27 @@ func (l *Local) Stat(ctx context.Context, path string) (FileInfo, error) {
 		return FileInfo{}, fmt.Errorf("stat %s: %w", path, err)
 	}
 	return localFileInfo(fi), nil
+}
+
+// SHA256 hashes the file at path, streaming it.
+func (l *Local) SHA256(ctx context.Context, path string) (string, FileInfo, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", FileInfo{}, nil
+	}
+	if err != nil {
+		return "", FileInfo{}, fmt.Errorf("hash %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", FileInfo{}, fmt.Errorf("hash %s: %w", path, err)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", FileInfo{}, fmt.Errorf("hash %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), localFileInfo(st), nil
 }
 
 // ReadAt reads up to max bytes of path from off. The FileInfo comes from

@@ -792,6 +792,29 @@ echo missing
 	return s.parseFileInfo(path, strings.TrimSpace(string(out)))
 }
 
+// SHA256 hashes the file on the host, with its stat in the same call.
+func (s *SSH) SHA256(ctx context.Context, path string) (string, FileInfo, error) {
+	script := "p=" + remotePath(path) + "\n" +
+		`[ -e "$p" ] || { echo missing; exit 0; }
+stat -L -c ` + statFormat + ` -- "$p" || exit 1
+sha256sum -- "$p" | cut -d' ' -f1
+`
+	out, err := s.script(ctx, "hash "+path, script)
+	if err != nil {
+		return "", FileInfo{}, err
+	}
+	statLine, sum, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	fi, err := s.parseFileInfo(path, statLine)
+	if err != nil || !fi.Exists {
+		return "", fi, err
+	}
+	sum = strings.TrimSpace(sum)
+	if len(sum) != 64 {
+		return "", FileInfo{}, s.errorf("hash %s: sha256sum printed %q", path, sum)
+	}
+	return sum, fi, nil
+}
+
 func (s *SSH) parseFileInfo(path, line string) (FileInfo, error) {
 	if line == "missing" {
 		return FileInfo{}, nil

@@ -54,6 +54,11 @@ type Target interface {
 	// (Size < its offset) apart from growth.
 	ReadAt(ctx context.Context, path string, off int64, max int) ([]byte, FileInfo, error)
 
+	// SHA256 hashes the file at path where it lies (a missing file is
+	// FileInfo{Exists: false}, no error), so a check of a large file need
+	// not carry it across.
+	SHA256(ctx context.Context, path string) (string, FileInfo, error)
+
 	// Processes lists the processes whose command line matches the
 	// regular expression match (RE2 syntax).
 	Processes(ctx context.Context, match string) ([]ProcessInfo, error)
