@@ -123,7 +123,11 @@ func (s *stepRun) waitNext(ctx context.Context, interval time.Duration) bool {
 	defer next.Stop()
 	var poll <-chan time.Time
 	if len(s.followers) > 0 {
-		tk := time.NewTicker(followEvery)
+		every := followEvery
+		if !isLocal(s.t) {
+			every = followEveryRemote
+		}
+		tk := time.NewTicker(every)
 		defer tk.Stop()
 		poll = tk.C
 	}

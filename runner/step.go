@@ -21,11 +21,15 @@ import (
 // and the docs show too; these are the runner's own.
 const (
 	// watchEvery is how often launched processes are checked while a
-	// step runs, so a death fails the step within a fraction of a second.
-	watchEvery = 100 * time.Millisecond
+	// step runs, so a death fails the step within a fraction of a second;
+	// on a remote target each check is a round trip, so less often.
+	watchEvery       = 100 * time.Millisecond
+	watchEveryRemote = 250 * time.Millisecond
 	// followEvery is how often followed logs are checked for growth
-	// between intervals.
-	followEvery = 10 * time.Millisecond
+	// between intervals: locally a stat costs microseconds; on a remote
+	// target each check runs a script there, so 5 a second, not 100.
+	followEvery       = 10 * time.Millisecond
+	followEveryRemote = 200 * time.Millisecond
 	// tailLines is how much of a log a dead process's evidence shows.
 	tailLines = 40
 )

@@ -166,3 +166,12 @@ func (d *defaulted) Run(ctx context.Context, c targets.Command) (targets.Result,
 func (d *defaulted) Start(ctx context.Context, c targets.Command, log string) (targets.Process, error) {
 	return d.Target.Start(ctx, d.apply(c), log)
 }
+
+// isLocal reports whether t is this machine, where checks are cheap.
+func isLocal(t targets.Target) bool {
+	if d, ok := t.(*defaulted); ok {
+		t = d.Target
+	}
+	_, ok := t.(*targets.Local)
+	return ok
+}

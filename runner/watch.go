@@ -50,7 +50,13 @@ func (r *run) watch(ctx context.Context, cancel context.CancelCauseFunc) (stop f
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tk := time.NewTicker(watchEvery)
+		every := watchEvery
+		for _, l := range r.launches() {
+			if !isLocal(l.target) {
+				every = watchEveryRemote
+			}
+		}
+		tk := time.NewTicker(every)
 		defer tk.Stop()
 		for {
 			for _, l := range r.launches() {
