@@ -136,11 +136,8 @@ func eventLines(e events.Event, s style) []string {
 func outcomeLines(p string, o *events.Outcome, s style) []string {
 	switch o.Status {
 	case events.Confirmed:
-		l := fmt.Sprintf("%s: %s in %s", p, s.green("confirmed"), dur(o.Duration))
-		if len(o.Metrics) > 0 {
-			l += " " + metricsLine(o.Metrics)
-		}
-		return []string{l}
+		lines := []string{fmt.Sprintf("%s: %s in %s", p, s.green("confirmed"), dur(o.Duration))}
+		return append(lines, metricsLines(o.Metrics)...)
 	case events.Skipped:
 		return []string{fmt.Sprintf("%s: %s", p, s.dim("skipped: "+o.Reason))}
 	}
@@ -199,12 +196,22 @@ func evidenceLines(ev *events.Evidence, s style) []string {
 	return out
 }
 
-func metricsLine(m map[string]float64) string {
-	var parts []string
+// metricsLines shows a step's metrics, sorted, a few to a line.
+func metricsLines(m map[string]float64) []string {
+	var lines []string
+	line := "   "
 	for _, k := range sortedKeys(m) {
-		parts = append(parts, fmt.Sprintf("%s=%s", k, num(m[k])))
+		part := fmt.Sprintf(" %s=%s", k, num(m[k]))
+		if len(line)+len(part) > 100 {
+			lines = append(lines, line)
+			line = "   "
+		}
+		line += part
 	}
-	return strings.Join(parts, " ")
+	if line != "   " {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 func num(f float64) string {
