@@ -110,6 +110,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	p, diags := plans.ParseFile(f.plan)
 	if diags.HasErrors() {
 		writeDiagnostics(stderr, planFiles(p), diags)
+		errorf(stderr, "%s is invalid: nothing was run", f.plan)
 		return exitInvalid
 	}
 	writeDiagnostics(stderr, planFiles(p), diags) // warnings
@@ -124,6 +125,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		s, diags := p.Resolve(plans.Inputs{Vars: append(append([]string{}, f.vars...), c...), VarFiles: f.varFiles, Environ: os.Environ()})
 		if diags.HasErrors() {
 			writeDiagnostics(stderr, s.Files, diags)
+			errorf(stderr, "the variables of %s do not resolve: nothing was run", f.plan)
 			return exitInvalid
 		}
 		scopes[i] = s
