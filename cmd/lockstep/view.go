@@ -50,9 +50,29 @@ func (s style) yellow(t string) string {
 // lineView prints one plain line per event worth a line: for CI logs and
 // pipes.
 type lineView struct {
-	mu sync.Mutex
-	w  io.Writer
-	s  style
+	mu           sync.Mutex
+	w            io.Writer
+	s            style
+	lastProgress time.Time
+}
+
+// progressEvery is how often the line view reports progress.
+const progressEvery = 10 * time.Second
+
+// progressText says how far a step is: a load's counters, or the fraction
+// and the log's last line.
+func progressText(p *events.Progress) string {
+	var parts []string
+	if p.Fraction != nil {
+		parts = append(parts, fmt.Sprintf("%.0f%%", *p.Fraction*100))
+	}
+	if p.Done > 0 {
+		parts = append(parts, fmt.Sprintf("%d done, %s/s, %d errors", p.Done, num(p.Rate), p.Errors))
+	}
+	if p.LastLine != "" {
+		parts = append(parts, p.LastLine)
+	}
+	return "progress: " + strings.Join(parts, ", ") + " (" + dur(p.Elapsed) + ")"
 }
 
 func newLineView(w io.Writer, s style) *lineView { return &lineView{w: w, s: s} }
@@ -60,6 +80,15 @@ func newLineView(w io.Writer, s style) *lineView { return &lineView{w: w, s: s} 
 func (v *lineView) Emit(e events.Event) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if e.Type == events.Progressed {
+		// A long load or wait shows it is alive, every 10 seconds.
+		if e.Progress.Done == 0 && e.Progress.Fraction == nil || e.Time.Sub(v.lastProgress) < progressEvery {
+			return
+		}
+		v.lastProgress = e.Time
+		fmt.Fprintf(v.w, "%s: %s\n", stepPrefix(e.Step), v.s.dim(progressText(e.Progress)))
+		return
+	}
 	for _, l := range eventLines(e, v.s) {
 		fmt.Fprintln(v.w, l)
 	}
@@ -334,6 +363,9 @@ func (v *liveView) Emit(e events.Event) {
 	case events.Progressed:
 		v.frac = e.Progress.Fraction
 		v.last = e.Progress.LastLine
+		if e.Progress.Done > 0 {
+			v.last = fmt.Sprintf("%d done, %s/s, %d errors", e.Progress.Done, num(e.Progress.Rate), e.Progress.Errors)
+		}
 		return
 	case events.Observed:
 		v.status = e.Observation.Summary
