@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,6 +45,14 @@ func TestScripts(t *testing.T) {
 			env.Setenv("DEMOSERVER", filepath.Join(bin, "demoserver"))
 			env.Setenv("LOCKSTEP_VAR_demoserver", filepath.Join(bin, "demoserver"))
 			env.Setenv("LOCKSTEP_VAR_work", env.WorkDir)
+			// Each script's servers listen on a port of their own, so scripts
+			// (and two test runs) never meet on one.
+			port, err := freePort()
+			if err != nil {
+				return err
+			}
+			env.Setenv("PORT", strconv.Itoa(port))
+			env.Setenv("LOCKSTEP_VAR_port", strconv.Itoa(port))
 			if ssh != nil {
 				// The ssh scripts' plans declare these variables.
 				env.Setenv("SSH_PORT", strconv.Itoa(ssh.Port))
@@ -108,4 +117,14 @@ func buildDemoServer(t *testing.T) string {
 		t.Fatalf("building the demo server: %v\n%s", err, out)
 	}
 	return dir
+}
+
+// freePort asks the kernel for a loopback port nobody listens on.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
