@@ -370,7 +370,7 @@ step "benchmark" "benchmark" {
 	runner.Run(context.Background(), runner.Options{
 		Plan:  p,
 		Scope: scope,
-		Targets: func(string) (targets.Target, error) {
+		Targets: func(string, func(events.Event)) (targets.Target, error) {
 			return nil, errors.New("no target in this test")
 		},
 		Observer: observerFunc(func(e events.Event) {

@@ -54,7 +54,7 @@ step "wait" "ready" {
 			w := &writeOnStart{path: log, delay: randomDelay()}
 			res := runner.Run(context.Background(), runner.Options{
 				Plan: p, Scope: scope, Observer: w,
-				Targets: func(string) (targets.Target, error) { return targets.NewLocal(), nil },
+				Targets: func(string, func(events.Event)) (targets.Target, error) { return targets.NewLocal(), nil },
 			})
 			if res.Status != events.Confirmed {
 				b.Fatalf("status %s", res.Status)

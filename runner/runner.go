@@ -29,7 +29,7 @@ type Options struct {
 	Scope *plans.Scope
 	// Targets opens the plan's targets by name; the runner asks for each
 	// when a step first needs it.
-	Targets func(name string) (targets.Target, error)
+	Targets TargetOpener
 	// Observer receives every event, in order.
 	Observer events.Observer
 	Attempt  int
@@ -167,7 +167,7 @@ func (r *run) target(name string) (targets.Target, error) {
 	if t, ok := r.targets[name]; ok {
 		return t, nil
 	}
-	t, err := r.o.Targets(name)
+	t, err := r.o.Targets(name, r.emit)
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", name, err)
 	}

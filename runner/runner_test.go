@@ -58,7 +58,7 @@ func runPlan(t *testing.T, ctx context.Context, src string, vars ...string) (run
 	res := runner.Run(ctx, runner.Options{
 		Plan:      p,
 		Scope:     scope,
-		Targets:   func(string) (targets.Target, error) { return targets.NewLocal(), nil },
+		Targets:   func(string, func(events.Event)) (targets.Target, error) { return targets.NewLocal(), nil },
 		Observer:  c,
 		Attempt:   1,
 		LogDir:    filepath.Join(dir, "logs"),

@@ -84,7 +84,7 @@ step "wait" "flag" {
 	obs := &severOnStart{step: "wait.flag", proxy: proxy}
 	res := runner.Run(context.Background(), runner.Options{
 		Plan: p, Scope: scope, Observer: obs, StopGrace: time.Second,
-		Targets: runner.OpenTarget(p, scope, func(string) {}),
+		Targets: runner.OpenTarget(p, scope),
 	})
 	if res.Status != events.Confirmed {
 		for _, e := range obs.ev {

@@ -11,15 +11,21 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"lockstep/plans"
+	"lockstep/runner/events"
 	"lockstep/targets"
 )
 
+// TargetOpener opens a plan's target by name; tell receives what the user
+// should be told about it.
+type TargetOpener func(name string, tell func(events.Event)) (targets.Target, error)
+
 // OpenTarget returns the function the runner uses to open a plan's
 // targets by name: the local machine, or a host over SSH as the target's
-// ssh block (and ~/.ssh/config) says. warn receives what the user must be
-// told on every run, such as host keys not being checked.
-func OpenTarget(p *plans.Plan, s *plans.Scope, warn func(string)) func(name string) (targets.Target, error) {
-	return func(name string) (targets.Target, error) {
+// ssh block (and ~/.ssh/config) says. tell receives what the user is told
+// about a target: where it resolved to, and warnings such as host keys not
+// being checked (on every run).
+func OpenTarget(p *plans.Plan, s *plans.Scope) TargetOpener {
+	return func(name string, tell func(events.Event)) (targets.Target, error) {
 		t := p.Target(name)
 		if t == nil {
 			if name != "local" {
@@ -44,8 +50,18 @@ func OpenTarget(p *plans.Plan, s *plans.Scope, warn func(string)) func(name stri
 			return nil, err
 		}
 		cfg.Env, cfg.Workdir = env, dir
+		// What the plan leaves empty comes from ~/.ssh/config, as ssh reads it.
+		cfg, how, err := targets.ResolveSSH(name, cfg)
+		if err != nil {
+			return nil, err
+		}
+		where := fmt.Sprintf("%s@%s:%d", cfg.User, cfg.Host, cfg.Port)
+		if cfg.ProxyJump != "" {
+			where += " via " + cfg.ProxyJump
+		}
+		tell(events.Event{Type: events.TargetOpened, Message: fmt.Sprintf("target %s: %s, %s", name, where, how)})
 		if cfg.InsecureIgnoreHostKey {
-			warn(fmt.Sprintf("target %s: host keys are not verified (insecure_ignore_host_key = true): anyone between here and %s can read and change this run", name, cfg.Host))
+			tell(events.Event{Type: events.Warning, Message: fmt.Sprintf("target %s: host keys are not verified (insecure_ignore_host_key = true): anyone between here and %s can read and change this run", name, cfg.Host)})
 		}
 		return targets.NewSSH(name, cfg), nil
 	}

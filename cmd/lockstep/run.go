@@ -177,11 +177,10 @@ func runAttempt(ctx, force context.Context, f runFlags, p *plans.Plan, scope *pl
 	view, closeView := newView(f, stdout)
 	obs := events.Observers{w, view}
 	start := events.Start{Host: hostname(), User: username(), Note: note, Args: redactArgs(p, args)}
-	warn := func(msg string) { obs.Emit(events.Event{Type: events.Warning, Message: msg}) }
 	res := runner.Run(ctx, runner.Options{
 		Plan:     p,
 		Scope:    scope,
-		Targets:  runner.OpenTarget(p, scope, warn),
+		Targets:  runner.OpenTarget(p, scope),
 		Observer: obs,
 		Attempt:  w.Number(),
 		Start:    start,

@@ -148,6 +148,8 @@ func eventLines(e events.Event, s style) []string {
 		return []string{fmt.Sprintf("%s: %s", p, e.Cleanup.Result)}
 	case events.Warning:
 		return []string{s.yellow("lockstep: warning: " + e.Message)}
+	case events.TargetOpened:
+		return []string{s.dim(e.Message)}
 	case events.AttemptFinished:
 		o := e.Outcome
 		switch o.Status {

@@ -23,6 +23,7 @@ const (
 	StepFinished    Type = "step_finished"    // Step, Outcome
 	ProcessStopped  Type = "process_stopped"  // Step (the launch), Cleanup
 	Warning         Type = "warning"          // Message
+	TargetOpened    Type = "target_opened"    // Message: where a target's steps run and how that was resolved
 	AttemptFinished Type = "attempt_finished" // Outcome
 )
 
