@@ -36,6 +36,8 @@ type Attempt struct {
 
 	Steps    []*Step   `json:"steps"`
 	Warnings []Warning `json:"warnings,omitempty"`
+	// Targets says where each remote target resolved to, and how.
+	Targets []string `json:"targets,omitempty"`
 
 	// PlanSource is the copy of the plan the attempt ran, if it was kept.
 	PlanSource []byte `json:"-"`
@@ -207,6 +209,8 @@ func (a *Attempt) apply(e events.Event) {
 			w.Step = s.Addr
 		}
 		a.Warnings = append(a.Warnings, w)
+	case events.TargetOpened:
+		a.Targets = append(a.Targets, e.Message)
 	case events.AttemptFinished:
 		a.Finished = e.Time
 		if e.Outcome != nil {

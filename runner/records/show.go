@@ -43,6 +43,10 @@ func Show(a *Attempt, format string) (string, error) {
 	if a.Torn || a.Unreadable > 0 {
 		p.line(damageLine(a))
 	}
+	if len(a.Targets) > 0 {
+		p.heading(2, "targets")
+		p.list("", a.Targets)
+	}
 
 	if len(a.Start.Vars) > 0 {
 		p.heading(2, "variables")
