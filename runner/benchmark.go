@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -51,6 +52,12 @@ func (s *stepRun) runLoad(ctx, outer context.Context) (events.Outcome, bool) {
 	}
 	s.metrics = res.Metrics
 	s.notes = res.Notes
+	for _, rq := range res.Requests {
+		s.requests = append(s.requests, events.Request{
+			StartMS: ms(rq.Start), Status: rq.Status, Error: rq.Error, TTFTMS: ms(rq.TTFT), E2EMS: ms(rq.E2E),
+			InputTokens: rq.InputTokens, OutputTokens: rq.OutputTokens,
+		})
+	}
 	for i, sample := range res.Samples {
 		if s.notes == nil {
 			s.notes = map[string]string{}
@@ -142,3 +149,5 @@ func metricsValue(m map[string]float64, stats map[string]events.MetricStats) cty
 	}
 	return cty.ObjectVal(out)
 }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -80,6 +80,7 @@ type stepRun struct {
 	metrics   map[string]float64
 	stats     map[string]events.MetricStats
 	notes     map[string]string
+	requests  []events.Request
 }
 
 type namedProbe struct {
@@ -130,6 +131,7 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 		if len(s.notes) > 0 {
 			out.Notes = s.notes
 		}
+		out.Requests = s.requests
 		r.record(s)
 		out.Outputs = s.outputs()
 		r.emit(events.Event{Type: events.StepFinished, Step: &ev, Outcome: &out})

@@ -151,7 +151,22 @@ type Outcome struct {
 	Metrics      map[string]float64     `json:"metrics,omitempty"`
 	Outputs      map[string]string      `json:"outputs,omitempty"` // self outputs worth keeping, rendered (pid, exit_code...)
 	Stats        map[string]MetricStats `json:"metric_stats,omitempty"`
-	Notes        map[string]string      `json:"notes,omitempty"`
+	// Requests are a load's per-request records, kept when the load asks
+	// (keep_requests = true).
+	Requests []Request         `json:"requests,omitempty"`
+	Notes    map[string]string `json:"notes,omitempty"`
+}
+
+// Request is one request of a load, times in milliseconds from the start
+// of the measured run.
+type Request struct {
+	StartMS      float64 `json:"start_ms"`
+	Status       int     `json:"status"`
+	Error        string  `json:"error,omitempty"`
+	TTFTMS       float64 `json:"ttft_ms"`
+	E2EMS        float64 `json:"e2e_ms"`
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
 }
 
 // MetricStats are a repeated metric's values.
