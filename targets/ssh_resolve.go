@@ -411,9 +411,7 @@ func parseEndpoint(s string) (endpoint, error) {
 	if s == "" {
 		return e, errors.New("empty host")
 	}
-	if strings.HasPrefix(s, "ssh://") {
-		s = strings.TrimPrefix(s, "ssh://")
-	}
+	s = strings.TrimPrefix(s, "ssh://")
 	if i := strings.LastIndex(s, "@"); i >= 0 {
 		e.user, s = s[:i], s[i+1:]
 	}

@@ -16,8 +16,6 @@ var t0 = time.Date(2026, 11, 29, 22, 10, 0, 0, zone)
 
 func at(d time.Duration) time.Time { return t0.Add(d) }
 
-func intp(i int) *int { return &i }
-
 var planSteps = []events.Step{
 	{Addr: "launch.server", Kind: "launch", Name: "server", Index: 0, Count: 4, Target: "gpu", Timeout: 2 * time.Minute},
 	{Addr: "wait.ready", Kind: "wait", Name: "ready", Index: 1, Count: 4, Target: "gpu", Timeout: 30 * time.Minute},
