@@ -797,7 +797,7 @@ func (s *SSH) SHA256(ctx context.Context, path string) (string, FileInfo, error)
 	script := "p=" + remotePath(path) + "\n" +
 		`[ -e "$p" ] || { echo missing; exit 0; }
 stat -L -c ` + statFormat + ` -- "$p" || exit 1
-sha256sum -- "$p" | cut -d' ' -f1
+exec sha256sum -- "$p"
 `
 	out, err := s.script(ctx, "hash "+path, script)
 	if err != nil {
@@ -808,7 +808,7 @@ sha256sum -- "$p" | cut -d' ' -f1
 	if err != nil || !fi.Exists {
 		return "", fi, err
 	}
-	sum = strings.TrimSpace(sum)
+	sum, _, _ = strings.Cut(strings.TrimSpace(sum), " ")
 	if len(sum) != 64 {
 		return "", FileInfo{}, s.errorf("hash %s: sha256sum printed %q", path, sum)
 	}
