@@ -26,7 +26,8 @@ import (
 // due is counted as late.
 //
 // The run lasts Warmup (not counted) and then Duration, or until Requests
-// measured requests are sent, whichever comes first (neither: 10s). After
+// measured requests are sent (open model: arrivals, sent or dropped),
+// whichever comes first (neither: 10s). After
 // that no request is sent; those in flight finish and are counted, and the
 // measured time runs until the last one ends.
 type HTTP struct {

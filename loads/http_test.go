@@ -325,3 +325,15 @@ func TestHTTPInvalidConfig(t *testing.T) {
 		}
 	}
 }
+
+// https goes through TLS with the system's roots: a server whose
+// certificate they do not vouch for fails to connect, and says why.
+func TestHTTPSVerifiesCertificates(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	res := runHTTP(t, loads.HTTP{URL: srv.URL, Concurrency: 1, Requests: 2})
+	exactly(t, res.Metrics, "errors_connect", 2)
+	if len(res.Samples) == 0 || !strings.Contains(res.Samples[0], "certificate") {
+		t.Errorf("samples = %q, want a certificate error", res.Samples)
+	}
+}
