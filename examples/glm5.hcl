@@ -17,7 +17,7 @@ locals {
 
 target "gpu" {
   ssh {
-    host = "gpu-node-1"          # resolved through ~/.ssh/config as ssh would
+    host = "gpu-node-1" # resolved through ~/.ssh/config as ssh would
     user = "root"
   }
 }
@@ -40,10 +40,10 @@ step "wait" "ready" {
   interval = "5s"
 
   probe "log" "server" {
-    step = step.launch.server       # only what this launch wrote
+    step = step.launch.server # only what this launch wrote
   }
   probe "http" "health" {
-    url = "http://127.0.0.1:${local.port}/health"   # the target's loopback
+    url = "http://127.0.0.1:${local.port}/health" # the target's loopback
   }
 
   postcondition {
@@ -64,8 +64,11 @@ step "assert" "coherent" {
   probe "http" "chat" {
     url    = "http://127.0.0.1:${local.port}/v1/chat/completions"
     method = "POST"
-    json   = { model = "default", max_tokens = 16,
-               messages = [{ role = "user", content = "What is 2+2?" }] }
+    json = {
+      model      = "default"
+      max_tokens = 16
+      messages   = [{ role = "user", content = "What is 2+2?" }]
+    }
   }
   postcondition {
     condition     = probe.chat.status == 200 && strcontains(probe.chat.json.choices[0].message.content, "4")

@@ -1,6 +1,7 @@
 package plans_test
 
 import (
+	"bytes"
 	"path/filepath"
 	"testing"
 
@@ -26,6 +27,10 @@ func TestExamplesValidate(t *testing.T) {
 				}
 				if _, diags := p.Resolve(plans.Inputs{}); diags.HasErrors() {
 					t.Fatalf("resolve with defaults: %s", diags.Error())
+				}
+				// What users copy is laid out as lockstep fmt lays it out.
+				if filepath.Ext(path) == ".hcl" && !bytes.Equal(plans.Format(p.Source), p.Source) {
+					t.Errorf("not in canonical layout: run lockstep fmt %s", path)
 				}
 			})
 		}
