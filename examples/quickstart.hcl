@@ -32,7 +32,7 @@ variable "fault" {
 
 locals {
   port       = 18080
-  fault_flag = var.fault == "none" ? "" : shellquote("--${var.fault}")
+  fault_flag = var.fault == "none" ? "" : " ${shellquote("--${var.fault}")}"
 }
 
 step "run" "build" {
@@ -43,7 +43,7 @@ step "run" "build" {
 
 step "launch" "server" {
   description = "Start the demo server with the backend under trial"
-  command     = "exec .lockstep/bin/demoserver --port ${local.port} --backend ${shellquote(var.backend)} --load-time 4s ${local.fault_flag}"
+  command     = "exec .lockstep/bin/demoserver --port ${local.port} --backend ${shellquote(var.backend)} --load-time 4s${local.fault_flag}"
   log         = ".lockstep/quickstart-server.log"
   grace       = "500ms"
 
