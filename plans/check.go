@@ -2,6 +2,7 @@ package plans
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"strings"
 	"time"
@@ -38,10 +39,11 @@ type checker struct {
 	// conditions without running anything
 	varVals   map[string]cty.Value
 	localVals map[string]cty.Value
-	stepVal   cty.Value
-	selfVals  map[string]cty.Value
-	targetVal cty.Value
-	contexts  map[*Step]*hcl.EvalContext
+	selfVals  map[string]cty.Value // step kind -> its self
+	probeVals map[string]cty.Value // probe kind -> its outputs
+	// var, local, step and target as objects: the same in every context
+	roots    map[string]cty.Value
+	contexts map[*Step]*hcl.EvalContext
 }
 
 func (d *decoder) check() hcl.Diagnostics {
@@ -100,9 +102,10 @@ func (c *checker) buildValues() {
 	// Locals that only depend on constants are known here: that lets a
 	// command with ${local.port} (a number) pass the quoting check.
 	order, _ := localOrder(c.plan.Locals)
+	varObj := objectOf(c.varVals)
 	for _, l := range order {
 		ctx := &hcl.EvalContext{
-			Variables: map[string]cty.Value{"var": objectOf(c.varVals), "local": objectOf(c.localVals)},
+			Variables: map[string]cty.Value{"var": varObj, "local": objectOf(c.localVals)},
 			Functions: c.decoder.funcs,
 		}
 		if v, ds := l.Expr.Value(ctx); !ds.HasErrors() {
@@ -113,6 +116,10 @@ func (c *checker) buildValues() {
 	c.selfVals = map[string]cty.Value{}
 	for _, k := range c.lang.Steps {
 		c.selfVals[k.Name] = outputsObject(k.Self)
+	}
+	c.probeVals = map[string]cty.Value{}
+	for _, k := range c.lang.Probes {
+		c.probeVals[k.Name] = outputsObject(k.Outputs)
 	}
 	kinds := map[string]map[string]cty.Value{}
 	for _, s := range c.plan.Steps {
@@ -127,12 +134,16 @@ func (c *checker) buildValues() {
 	for k, m := range kinds {
 		steps[k] = objectOf(m)
 	}
-	c.stepVal = objectOf(steps)
 	targets := map[string]cty.Value{}
 	for _, t := range c.plan.Targets {
 		targets[t.Name] = cty.ObjectVal(map[string]cty.Value{"name": cty.StringVal(t.Name)})
 	}
-	c.targetVal = objectOf(targets)
+	c.roots = map[string]cty.Value{
+		"var":    varObj,
+		"local":  objectOf(c.localVals),
+		"step":   objectOf(steps),
+		"target": objectOf(targets),
+	}
 }
 
 func objectOf(m map[string]cty.Value) cty.Value {
@@ -162,24 +173,20 @@ func (c *checker) evalContext(step *Step) *hcl.EvalContext {
 }
 
 func (c *checker) newEvalContext(step *Step) *hcl.EvalContext {
-	vars := map[string]cty.Value{
-		"var":    objectOf(c.varVals),
-		"local":  objectOf(c.localVals),
-		"step":   c.stepVal,
-		"target": c.targetVal,
+	if step == nil {
+		return &hcl.EvalContext{Variables: c.roots, Functions: c.decoder.funcs}
 	}
-	if step != nil {
-		if v, ok := c.selfVals[step.Kind]; ok {
-			vars["self"] = v
-		}
-		probes := map[string]cty.Value{}
-		for _, p := range step.Probes {
-			if k := c.lang.ProbeKind(p.Kind); k != nil {
-				probes[p.Name] = outputsObject(k.Outputs)
-			}
-		}
-		vars["probe"] = objectOf(probes)
+	vars := maps.Clone(c.roots)
+	if v, ok := c.selfVals[step.Kind]; ok {
+		vars["self"] = v
 	}
+	probes := map[string]cty.Value{}
+	for _, p := range step.Probes {
+		if v, ok := c.probeVals[p.Kind]; ok {
+			probes[p.Name] = v
+		}
+	}
+	vars["probe"] = objectOf(probes)
 	return &hcl.EvalContext{Variables: vars, Functions: c.decoder.funcs}
 }
 

@@ -88,6 +88,10 @@ type decoder struct {
 
 	regexErrs map[string]error // pattern -> its compile error, so each compiles once
 
+	// the schemas every step and every probe is decoded with, built on
+	// first use: they are the same for each block
+	anyStep, anyProbe *hcl.BodySchema
+
 	planRange   *hcl.Range
 	stepProbes  map[*Step]map[string]*Probe
 	localTarget bool // the file declares target "local"
@@ -436,6 +440,9 @@ func decodeSSH(block *hcl.Block, b *Block) (*SSH, hcl.Diagnostics) {
 // decoded with it, then checked against its own kind so that the message
 // can say which kind an attribute belongs to.
 func (d *decoder) stepSchema() *hcl.BodySchema {
+	if d.anyStep != nil {
+		return d.anyStep
+	}
 	attrs := append([]Attr(nil), d.lang.Step.Attrs...)
 	blocks := append([]Block(nil), d.lang.Step.Blocks...)
 	seenA, seenB := map[string]bool{}, map[string]bool{}
@@ -453,7 +460,26 @@ func (d *decoder) stepSchema() *hcl.BodySchema {
 			}
 		}
 	}
-	return schemaFor(attrs, blocks)
+	d.anyStep = schemaFor(attrs, blocks)
+	return d.anyStep
+}
+
+// probeSchema holds every probe kind's attributes, so that one belonging
+// to another kind is reported with the kind it belongs to.
+func (d *decoder) probeSchema() *hcl.BodySchema {
+	if d.anyProbe != nil {
+		return d.anyProbe
+	}
+	var all []Attr
+	for _, k := range d.lang.Probes {
+		for _, a := range k.Attrs {
+			if !slices.ContainsFunc(all, func(b Attr) bool { return b.Name == a.Name }) {
+				all = append(all, a)
+			}
+		}
+	}
+	d.anyProbe = schemaFor(all, nil)
+	return d.anyProbe
 }
 
 func (d *decoder) kindsWith(attr string, block bool) []string {
@@ -720,21 +746,11 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 		})
 		return p, diags
 	}
-	// Decoded with every probe's attributes, so that one belonging to
-	// another kind is reported with the kind it belongs to.
-	var all []Attr
 	own := map[string]bool{}
-	for _, k := range d.lang.Probes {
-		for _, a := range k.Attrs {
-			if !slices.ContainsFunc(all, func(b Attr) bool { return b.Name == a.Name }) {
-				all = append(all, a)
-			}
-		}
-	}
 	for _, a := range kind.Attrs {
 		own[a.Name] = true
 	}
-	probeSchema := schemaFor(all, nil)
+	probeSchema := d.probeSchema()
 	content, ds := block.Body.Content(probeSchema)
 	diags = append(diags, ds...)
 	misspelled := misspellings(block.Body, probeSchema)
