@@ -829,17 +829,25 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 			Subject:  content.Attributes[set[1]].NameRange.Ptr(),
 		})
 	}
-	for _, a := range kind.Attrs {
+	diags = append(diags, missingRequired(p.Kind+" probe", kind.Attrs, content, misspelled, block.DefRange)...)
+	return p, diags
+}
+
+// missingRequired reports each required attribute of what ("http probe")
+// that content lacks, unless one misspelled is already reported as a typo.
+func missingRequired(what string, attrs []Attr, content *hcl.BodyContent, misspelled map[string]bool, rng hcl.Range) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, a := range attrs {
 		if _, ok := content.Attributes[a.Name]; a.Required && !ok && !misspelled[a.Name] {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Missing argument",
-				Detail:   fmt.Sprintf("%s %s probe needs %s: %s.", article(p.Kind), p.Kind, a.Name, a.Doc),
-				Subject:  block.DefRange.Ptr(),
+				Detail:   fmt.Sprintf("%s %s needs %s: %s.", article(what), what, a.Name, a.Doc),
+				Subject:  rng.Ptr(),
 			})
 		}
 	}
-	return p, diags
+	return diags
 }
 
 func (d *decoder) decodeLoad(block *hcl.Block) (*Load, hcl.Diagnostics) {
@@ -857,20 +865,12 @@ func (d *decoder) decodeLoad(block *hcl.Block) (*Load, hcl.Diagnostics) {
 			Subject:  block.LabelRanges[0].Ptr(),
 		}}
 	}
-	content, diags := block.Body.Content(schemaFor(kind.Attrs, nil))
+	schema := schemaFor(kind.Attrs, nil)
+	content, diags := block.Body.Content(schema)
 	for name, a := range content.Attributes {
 		l.Attrs[name] = a.Expr
 	}
-	for _, a := range kind.Attrs {
-		if _, ok := content.Attributes[a.Name]; a.Required && !ok {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Missing argument",
-				Detail:   fmt.Sprintf("%s %s load needs %s: %s.", article(l.Kind), l.Kind, a.Name, a.Doc),
-				Subject:  block.DefRange.Ptr(),
-			})
-		}
-	}
+	diags = append(diags, missingRequired(l.Kind+" load", kind.Attrs, content, misspellings(block.Body, schema), block.DefRange)...)
 	return l, diags
 }
 
