@@ -929,13 +929,15 @@ func (d *decoder) decodeMetric(block *hcl.Block) (*Metric, hcl.Diagnostics) {
 
 // didYouMean returns " Did you mean "X"?" for the closest of options, or "".
 func didYouMean(given string, options []string) string {
-	if s := suggest(given, options); s != "" {
+	if s := Suggest(given, options); s != "" {
 		return fmt.Sprintf(" Did you mean %q?", s)
 	}
 	return ""
 }
 
-func suggest(given string, options []string) string {
+// Suggest returns the option nearest to given (a typo's likely intent),
+// or "" when none is within two edits.
+func Suggest(given string, options []string) string {
 	best, bestDist := "", 3
 	for _, o := range options {
 		if dist := levenshtein.Distance(given, o, nil); dist < bestDist {
@@ -990,7 +992,7 @@ func misspellings(body hcl.Body, schema *hcl.BodySchema) map[string]bool {
 		if slices.Contains(options, given) {
 			return
 		}
-		if s := suggest(given, options); s != "" {
+		if s := Suggest(given, options); s != "" {
 			if out == nil {
 				out = map[string]bool{}
 			}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"lockstep/plans"
 )
 
 func main() {
@@ -101,7 +103,7 @@ func commandHint(name string, cmds map[string]command) string {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	if s := closest(name, names); s != "" {
+	if s := plans.Suggest(name, names); s != "" {
 		return fmt.Sprintf("did you mean %q? lockstep --help lists the commands", s)
 	}
 	return "lockstep --help lists the commands"

@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-
-	"github.com/agext/levenshtein"
 )
 
 // lockstep's voice, written once: messages go to stderr, start with
@@ -36,15 +34,4 @@ func usageError(w io.Writer, msg, hint string) int {
 		hintf(w, "%s", hint)
 	}
 	return exitUsage
-}
-
-// closest returns the option nearest to given, or "" when none is close.
-func closest(given string, options []string) string {
-	best, bestDist := "", 3
-	for _, o := range options {
-		if d := levenshtein.Distance(given, o, nil); d < bestDist {
-			best, bestDist = o, d
-		}
-	}
-	return best
 }
