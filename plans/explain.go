@@ -2,6 +2,7 @@ package plans
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -229,21 +230,12 @@ func (e *explain) attrOrder(attrs map[string]hcl.Expression, order []string) []s
 	}
 	var rest []string
 	for name := range attrs {
-		if !contains(order, name) {
+		if !slices.Contains(order, name) {
 			rest = append(rest, name)
 		}
 	}
 	sort.Strings(rest)
 	return append(out, rest...)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (e *explain) loadAttrNames(kind string) []string {

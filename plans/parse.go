@@ -182,11 +182,7 @@ func sortedAttrs(attrs hcl.Attributes) []*hcl.Attribute {
 	for _, a := range attrs {
 		out = append(out, a)
 	}
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j].Range.Start.Byte < out[j-1].Range.Start.Byte; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
+	slices.SortFunc(out, func(a, b *hcl.Attribute) int { return a.Range.Start.Byte - b.Range.Start.Byte })
 	return out
 }
 
