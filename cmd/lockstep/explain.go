@@ -117,11 +117,17 @@ func explainCommand(args []string, stdout, stderr io.Writer) int {
 		// Explaining a plan before choosing its values is useful: show
 		// what is written, and say why nothing is resolved.
 		for _, d := range rdiags {
-			name := d.Extra.(plans.MissingValue).Name
-			errorf(stderr, "var.%s has no value, so values are shown as written", name)
-			hintf(stderr, "give one with -var %s=VALUE to see them resolved", name)
+			mv, ok := d.Extra.(plans.MissingValue)
+			if !ok { // a warning, such as a var file's undeclared name
+				writeDiagnostics(stderr, scope.Files, hcl.Diagnostics{d})
+				continue
+			}
+			errorf(stderr, "var.%s has no value, so values are shown as written", mv.Name)
+			hintf(stderr, "give one with -var %s=VALUE to see them resolved", mv.Name)
 		}
 		scope = nil
+	} else {
+		writeDiagnostics(stderr, scope.Files, rdiags) // warnings
 	}
 	out, err := plans.Explain(p, scope, f.Format)
 	if err != nil {
