@@ -884,6 +884,19 @@ func BenchmarkSSH(b *testing.B) {
 			}
 		}
 	})
+	b.Run("Listeners", func(b *testing.B) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer l.Close()
+		port := l.Addr().(*net.TCPAddr).Port
+		for b.Loop() {
+			if ls, err := s.Listeners(ctx, port); err != nil || len(ls) != 1 || ls[0].PID != os.Getpid() {
+				b.Fatal(ls, err)
+			}
+		}
+	})
 	b.Run("RoundTripNoBashrc", func(b *testing.B) {
 		// bash reads ~/.bashrc for sshd only at shell level 1: with
 		// SHLVL=1 set by sshd it is at 2, so this is a bare session's
