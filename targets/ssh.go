@@ -697,6 +697,12 @@ func shellStatus(n int) (int, string) {
 // command itself (same start time), or its wrapper, or, both gone (or
 // zombies: a container's pid 1 may never reap them), members left in the
 // group (the kernel does not reuse a pid while it names a live group).
+// The wrapper is known by its start time, no later than the command's (a
+// newcomer given its pid started after it died), and by its command line
+// only when the launch's start time is unknown: an exiting wrapper still
+// shows as running with its command line already empty, and Stop called
+// just as the command ended (Inspect saw the status the wrapper writes
+// last) once took it for a stranger and left the group's children alive.
 //
 // members counts the group's live processes; awk over every stat line is
 // two processes, where a sh loop would read each file byte by byte.
@@ -714,6 +720,8 @@ ours() {
 	case $w in
 	"" | *") Z "* | *") X "*) ;;
 	*)
+		set -- ${w##*") "}
+		[ "$t0" -gt 0 ] && [ "${20}" -le "$t0" ] && return 0
 		case $(tr '\0' ' ' </proc/$g/cmdline 2>/dev/null) in *lockstep-launch*) return 0 ;; esac
 		return 1
 		;;

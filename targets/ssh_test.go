@@ -9,10 +9,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -1066,6 +1068,67 @@ func TestSSHStopLeftoverGroup(t *testing.T) {
 	}
 	if n := inGroup(); n != 0 {
 		t.Errorf("%d processes left in group %d after Stop", n, p.PGID)
+	}
+}
+
+// TestSSHStopWrapperByStartTime is Stop called while the launch's wrapper
+// exits: it still runs but its command line is already empty. A live group
+// leader that started no later than the command is the wrapper, whatever
+// its command line says; one that started later is a newcomer with the
+// wrapper's pid, and its group is left alone.
+func TestSSHStopWrapperByStartTime(t *testing.T) {
+	srv := sshtest.StartSSHD(t)
+	s := testSSH(t, srv)
+	ctx := ctxFor(t, time.Minute)
+	// A group led by a process whose command line does not say
+	// lockstep-launch, with a child; the host is this machine.
+	leader := exec.Command("/bin/sh", "-c", "sleep 306 & exec sleep 307")
+	leader.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := leader.Start(); err != nil {
+		t.Fatal(err)
+	}
+	g := leader.Process.Pid
+	t.Cleanup(func() { _ = syscall.Kill(-g, syscall.SIGKILL); _ = leader.Wait() })
+	st, err := readLocalStat(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The command: exited and reaped, its pid gone.
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	members := func() int {
+		n, err := localGroupMembers(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	waitMembers := func(want int) {
+		t.Helper()
+		for start := time.Now(); members() != want; time.Sleep(10 * time.Millisecond) {
+			if time.Since(start) > 10*time.Second {
+				t.Fatalf("%d processes in group %d, want %d", members(), g, want)
+			}
+		}
+	}
+	waitMembers(2)
+
+	newcomer := Process{PID: gone.Process.Pid, PGID: g, StartTime: st.StartTime - 1}
+	if err := s.Stop(ctx, newcomer, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n := members(); n != 2 {
+		t.Errorf("a group led by a process started after the command: %d members left of 2, want it untouched", n)
+	}
+
+	wrapper := Process{PID: gone.Process.Pid, PGID: g, StartTime: st.StartTime}
+	if err := s.Stop(ctx, wrapper, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n := members(); n != 0 {
+		t.Errorf("%d processes left in group %d after Stop", n, g)
 	}
 }
 
