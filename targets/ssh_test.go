@@ -386,10 +386,7 @@ func TestSSHLaunchSurvivesClose(t *testing.T) {
 	srv := sshtest.StartSSHD(t)
 	s := testSSH(t, srv)
 	ctx := ctxFor(t, time.Minute)
-	p, err := s.Start(ctx, Command{Line: "sleep 300"}, filepath.Join(t.TempDir(), "l.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustStart(t, ctx, s, "sleep 300")
 	s.Close()
 	if _, err := s.Run(ctx, Command{Line: "true"}); !errors.Is(err, errClosed) {
 		t.Errorf("Run after Close: %v, want errClosed", err)
@@ -733,10 +730,7 @@ func TestSSHReconnectAfterCut(t *testing.T) {
 	srv := sshtest.StartSSHD(t)
 	ctx := ctxFor(t, time.Minute)
 	s, proxy := proxied(t, srv)
-	p, err := s.Start(ctx, Command{Line: "sleep 300"}, filepath.Join(t.TempDir(), "l.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustStart(t, ctx, s, "sleep 300")
 	defer s.Stop(ctx, p, time.Second)
 
 	// Two calls in flight: a command in its own session, and one of
@@ -777,10 +771,7 @@ func TestSSHInspectDuringOutageIsNotExited(t *testing.T) {
 	srv := sshtest.StartSSHD(t)
 	ctx := ctxFor(t, time.Minute)
 	s, proxy := proxied(t, srv)
-	p, err := s.Start(ctx, Command{Line: "sleep 300"}, filepath.Join(t.TempDir(), "l.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustStart(t, ctx, s, "sleep 300")
 	defer testSSH(t, srv).Stop(ctx, p, time.Second)
 
 	// The host vanishes: the connection is cut and no new one answers.
@@ -939,17 +930,24 @@ func TestSSHRunCancel(t *testing.T) {
 		t.Errorf("Run returned after %s, want soon after its 3s deadline", d)
 	}
 	// The command does not outlive the call.
+	waitNoProcesses(t, ctx, s, `^sleep 41\.5$`, "still running after the call was cancelled")
+}
+
+// waitNoProcesses waits until no process on tg matches match, failing
+// with what and the processes left when ctx ends first.
+func waitNoProcesses(t *testing.T, ctx context.Context, tg Target, match, what string) {
+	t.Helper()
 	for {
-		left, err := s.Processes(ctx, `^sleep 41\.5$`)
+		left, err := tg.Processes(ctx, match)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(left) == 0 {
-			break
+			return
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("still running after the call was cancelled: %+v", left)
+			t.Fatalf("%s: %+v", what, left)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -994,20 +992,7 @@ func TestSSHWorkers(t *testing.T) {
 	if info, err := s.Stat(ctx, path); err != nil || info.Size != 1 {
 		t.Fatalf("after a cancelled call: %+v, %v", info, err)
 	}
-	for {
-		left, err := s.Processes(ctx, `^sleep 42\.5$`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(left) == 0 {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the cancelled call's process is still running: %+v", left)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	waitNoProcesses(t, ctx, s, `^sleep 42\.5$`, "the cancelled call's process is still running")
 
 	// A worker that died while idle is replaced, not handed out.
 	var pids []string
@@ -1040,10 +1025,7 @@ func TestSSHStopLeftoverGroup(t *testing.T) {
 	s := testSSH(t, srv)
 	ctx := ctxFor(t, time.Minute)
 	// The command exits at once, leaving a child in its process group.
-	p, err := s.Start(ctx, Command{Line: "sleep 303 & exit 5"}, filepath.Join(t.TempDir(), "l.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustStart(t, ctx, s, "sleep 303 & exit 5")
 	if st := waitExited(t, ctx, s, p); st.ExitCode != 5 {
 		t.Errorf("exit %+v, want 5", st)
 	}
@@ -1105,15 +1087,7 @@ func TestSSHStopWrapperByStartTime(t *testing.T) {
 		}
 		return n
 	}
-	waitMembers := func(want int) {
-		t.Helper()
-		for start := time.Now(); members() != want; time.Sleep(10 * time.Millisecond) {
-			if time.Since(start) > 10*time.Second {
-				t.Fatalf("%d processes in group %d, want %d", members(), g, want)
-			}
-		}
-	}
-	waitMembers(2)
+	localEventually(t, "the leader and its child", func() bool { return members() == 2 })
 
 	newcomer := Process{PID: gone.Process.Pid, PGID: g, StartTime: st.StartTime - 1}
 	if err := s.Stop(ctx, newcomer, time.Second); err != nil {
