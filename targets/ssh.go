@@ -10,7 +10,6 @@ import (
 	"net"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -1028,7 +1027,9 @@ func (s *SSH) Listeners(ctx context.Context, port int) ([]Listener, error) {
 		if err != nil || !isSock {
 			continue
 		}
-		owners[ino] = appendUniqueInt(owners[ino], pid)
+		if !slices.Contains(owners[ino], pid) {
+			owners[ino] = append(owners[ino], pid)
+		}
 	}
 	cmds := splitCmdlines(cmdText)
 	var list []Listener
@@ -1048,23 +1049,8 @@ func (s *SSH) Listeners(ctx context.Context, port int) ([]Listener, error) {
 			list = append(list, Listener{Address: addr, PID: pid, PGID: pgids[pid], Command: parseCmdline(cmds[pid])})
 		}
 	}
-	// As the local target: by pid, then address.
-	sort.Slice(list, func(i, j int) bool {
-		if list[i].PID != list[j].PID {
-			return list[i].PID < list[j].PID
-		}
-		return list[i].Address < list[j].Address
-	})
+	sortListeners(list)
 	return list, nil
-}
-
-func appendUniqueInt(s []int, v int) []int {
-	for _, x := range s {
-		if x == v {
-			return s
-		}
-	}
-	return append(s, v)
 }
 
 // Dial connects to addr from the host (direct-tcpip): 127.0.0.1 is the

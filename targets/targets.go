@@ -5,8 +5,10 @@
 package targets
 
 import (
+	"cmp"
 	"context"
 	"net"
+	"slices"
 	"time"
 )
 
@@ -144,4 +146,12 @@ type Listener struct {
 	// shell whose child listens, and both share the launch's group.
 	PGID    int
 	Command string
+}
+
+// sortListeners puts listeners in the order both targets return them: by
+// pid, then address.
+func sortListeners(ls []Listener) {
+	slices.SortFunc(ls, func(a, b Listener) int {
+		return cmp.Or(cmp.Compare(a.PID, b.PID), cmp.Compare(a.Address, b.Address))
+	})
 }
