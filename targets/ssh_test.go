@@ -511,6 +511,25 @@ func TestSSHListenersAndDial(t *testing.T) {
 	if ls, err := s.Listeners(ctx, freeTCPPort(t)); err != nil || len(ls) != 0 {
 		t.Errorf("Listeners on a closed port = %+v, %v", ls, err)
 	}
+	// Two sockets on one port (IPv4 and IPv6): the script looks for both
+	// inodes in one pass, and lists the one owner once per socket.
+	if v6, err := net.Listen("tcp6", "[::1]:0"); err != nil {
+		t.Logf("no IPv6 loopback, skipping the two-socket case: %v", err)
+	} else {
+		defer v6.Close()
+		port6 := v6.Addr().(*net.TCPAddr).Port
+		v4, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", port6))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer v4.Close()
+		ls, err := s.Listeners(ctx, port6)
+		want := []string{v4.Addr().String(), v6.Addr().String()}
+		if err != nil || len(ls) != 2 || ls[0].PID != os.Getpid() || ls[1].PID != os.Getpid() ||
+			ls[0].Address != want[0] || ls[1].Address != want[1] || ls[0].PGID == 0 {
+			t.Errorf("Listeners(%d) = %+v, %v; want this process on %v", port6, ls, err, want)
+		}
+	}
 
 	client := &http.Client{Transport: &http.Transport{DialContext: s.Dial}}
 	resp, err := client.Get(web.URL + "/through-ssh")
