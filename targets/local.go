@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"sync"
 	"syscall"
@@ -574,12 +573,7 @@ func (l *Local) Listeners(ctx context.Context, port int) ([]Listener, error) {
 			out = append(out, Listener{Address: addr})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].PID != out[j].PID {
-			return out[i].PID < out[j].PID
-		}
-		return out[i].Address < out[j].Address
-	})
+	sortListeners(out)
 	return out, nil
 }
 

@@ -88,13 +88,20 @@ func localEventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// start launches line, logging to a fresh file, and stops it when the test ends.
-func localStart(t *testing.T, l *Local, line string) Process {
+// mustStart launches line on tg, logging to a fresh file.
+func mustStart(t *testing.T, ctx context.Context, tg Target, line string) Process {
 	t.Helper()
-	p, err := l.Start(localTestContext(t), Command{Line: line}, filepath.Join(t.TempDir(), "launch.log"))
+	p, err := tg.Start(ctx, Command{Line: line}, filepath.Join(t.TempDir(), "launch.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+// localStart launches line, logging to a fresh file, and stops it when the test ends.
+func localStart(t *testing.T, l *Local, line string) Process {
+	t.Helper()
+	p := mustStart(t, localTestContext(t), l, line)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), localPatience)
 		defer cancel()

@@ -10,7 +10,6 @@ import (
 	"net"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -697,6 +696,12 @@ func shellStatus(n int) (int, string) {
 // command itself (same start time), or its wrapper, or, both gone (or
 // zombies: a container's pid 1 may never reap them), members left in the
 // group (the kernel does not reuse a pid while it names a live group).
+// The wrapper is known by its start time, no later than the command's (a
+// newcomer given its pid started after it died), and by its command line
+// only when the launch's start time is unknown: an exiting wrapper still
+// shows as running with its command line already empty, and Stop called
+// just as the command ended (Inspect saw the status the wrapper writes
+// last) once took it for a stranger and left the group's children alive.
 //
 // members counts the group's live processes; awk over every stat line is
 // two processes, where a sh loop would read each file byte by byte.
@@ -714,6 +719,8 @@ ours() {
 	case $w in
 	"" | *") Z "* | *") X "*) ;;
 	*)
+		set -- ${w##*") "}
+		[ "$t0" -gt 0 ] && [ "${20}" -le "$t0" ] && return 0
 		case $(tr '\0' ' ' </proc/$g/cmdline 2>/dev/null) in *lockstep-launch*) return 0 ;; esac
 		return 1
 		;;
@@ -947,27 +954,40 @@ func splitCmdlines(b []byte) map[int][]byte {
 	return out
 }
 
-// listenScript prints the TCP tables, then the owners of the sockets
-// listening on the port (found by an fd scan), then their command lines.
-// ls -l over every /proc/PID/fd is one process, not one per pid.
+// listenScript prints the TCP sockets listening on the port, then the
+// owners of those sockets as "/proc/PID/fd socket:[INODE]" (one find over
+// every /proc/PID/fd, matching the link targets itself), then the owners'
+// command lines and stat lines: five processes in all, whatever the number
+// of processes on the host. The -lname patterns escape the brackets, which
+// fnmatch would read as a set.
 const listenScript = `hex=$(printf ':%04X' "$port")
-echo "self $$"
-cat /proc/net/tcp /proc/net/tcp6 2>/dev/null
+socks=$(awk -v h="$hex" '$4 == "0A" && substr($2, length($2) - 4) == h' /proc/net/tcp /proc/net/tcp6 2>/dev/null)
+[ -n "$socks" ] || exit 0
+printf '%s\n' "$socks"
 echo "==lockstep-fds"
-inodes=$(awk -v h="$hex" '$4 == "0A" && substr($2, length($2) - 4) == h { print $10 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null)
-[ -n "$inodes" ] || exit 0
-fds=$(ls -l /proc/[0-9]*/fd 2>/dev/null | awk -v ino="$inodes" '
-	BEGIN { n = split(ino, a); for (i = 1; i <= n; i++) want["socket:[" a[i] "]"] = 1 }
-	/^\/proc\/[0-9]+\/fd:$/ { pid = substr($0, 7); sub(/\/fd:$/, "", pid); next }
-	($NF in want) { print pid, $NF }')
+set --
+while read -r _ _ _ _ _ _ _ _ _ ino _; do
+	[ $# -gt 0 ] && set -- "$@" -o
+	set -- "$@" -lname "socket:\\[$ino\\]"
+done <<EOF
+$socks
+EOF
+fds=$(find /proc/[0-9]*/fd -maxdepth 1 \( "$@" \) -printf '%h %l\n' 2>/dev/null)
 printf '%s\n' "$fds"
 echo "==lockstep-cmdlines"
-set --
-for x in $(printf '%s\n' "$fds" | awk 'NF { print $1 }' | sort -u); do set -- "$@" /proc/$x/cmdline; done
-[ $# -gt 0 ] && head -v -c 65536 -- "$@" 2>/dev/null
+set -f
+c= s= seen=' '
+for w in $fds; do
+	case $w in /proc/*/fd)
+		x=${w#/proc/} x=${x%/fd}
+		case $seen in *" $x "*) ;; *) seen="$seen$x " c="$c /proc/$x/cmdline" s="$s /proc/$x/stat" ;; esac
+		;;
+	esac
+done
+[ -n "$c" ] && head -v -c 65536 -- $c 2>/dev/null
 echo
 echo "==lockstep-stats"
-for x in $(printf '%s\n' "$fds" | awk 'NF { print $1 }' | sort -u); do cat /proc/$x/stat 2>/dev/null; done
+[ -n "$s" ] && cat $s 2>/dev/null
 exit 0
 `
 
@@ -982,7 +1002,6 @@ func (s *SSH) Listeners(ctx context.Context, port int) ([]Listener, error) {
 		return nil, err
 	}
 	tables, rest, _ := bytes.Cut(out, []byte("==lockstep-fds\n"))
-	_, tables, _ = bytes.Cut(tables, []byte("\n")) // the "self" line
 	fdText, cmdText, _ := bytes.Cut(rest, []byte("==lockstep-cmdlines\n"))
 	cmdText, statText, _ := bytes.Cut(cmdText, []byte("\n==lockstep-stats\n"))
 	pgids := map[int]int{}
@@ -997,16 +1016,20 @@ func (s *SSH) Listeners(ctx context.Context, port int) ([]Listener, error) {
 	}
 	owners := map[uint64][]int{}
 	for _, l := range strings.Split(string(fdText), "\n") {
-		pidText, link, ok := strings.Cut(l, " ")
+		dir, link, ok := strings.Cut(l, " ")
 		if !ok {
 			continue
 		}
+		pidText, _ := strings.CutPrefix(dir, "/proc/")
+		pidText, _ = strings.CutSuffix(pidText, "/fd")
 		pid, err := strconv.Atoi(pidText)
 		ino, isSock := parseSocketLink(link)
 		if err != nil || !isSock {
 			continue
 		}
-		owners[ino] = appendUniqueInt(owners[ino], pid)
+		if !slices.Contains(owners[ino], pid) {
+			owners[ino] = append(owners[ino], pid)
+		}
 	}
 	cmds := splitCmdlines(cmdText)
 	var list []Listener
@@ -1026,23 +1049,8 @@ func (s *SSH) Listeners(ctx context.Context, port int) ([]Listener, error) {
 			list = append(list, Listener{Address: addr, PID: pid, PGID: pgids[pid], Command: parseCmdline(cmds[pid])})
 		}
 	}
-	// As the local target: by pid, then address.
-	sort.Slice(list, func(i, j int) bool {
-		if list[i].PID != list[j].PID {
-			return list[i].PID < list[j].PID
-		}
-		return list[i].Address < list[j].Address
-	})
+	sortListeners(list)
 	return list, nil
-}
-
-func appendUniqueInt(s []int, v int) []int {
-	for _, x := range s {
-		if x == v {
-			return s
-		}
-	}
-	return append(s, v)
 }
 
 // Dial connects to addr from the host (direct-tcpip): 127.0.0.1 is the

@@ -9,10 +9,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -384,10 +386,7 @@ func TestSSHLaunchSurvivesClose(t *testing.T) {
 	srv := sshtest.StartSSHD(t)
 	s := testSSH(t, srv)
 	ctx := ctxFor(t, time.Minute)
-	p, err := s.Start(ctx, Command{Line: "sleep 300"}, filepath.Join(t.TempDir(), "l.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustStart(t, ctx, s, "sleep 300")
 	s.Close()
 	if _, err := s.Run(ctx, Command{Line: "true"}); !errors.Is(err, errClosed) {
 		t.Errorf("Run after Close: %v, want errClosed", err)
@@ -511,6 +510,25 @@ func TestSSHListenersAndDial(t *testing.T) {
 	}
 	if ls, err := s.Listeners(ctx, freeTCPPort(t)); err != nil || len(ls) != 0 {
 		t.Errorf("Listeners on a closed port = %+v, %v", ls, err)
+	}
+	// Two sockets on one port (IPv4 and IPv6): the script looks for both
+	// inodes in one pass, and lists the one owner once per socket.
+	if v6, err := net.Listen("tcp6", "[::1]:0"); err != nil {
+		t.Logf("no IPv6 loopback, skipping the two-socket case: %v", err)
+	} else {
+		defer v6.Close()
+		port6 := v6.Addr().(*net.TCPAddr).Port
+		v4, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", port6))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer v4.Close()
+		ls, err := s.Listeners(ctx, port6)
+		want := []string{v4.Addr().String(), v6.Addr().String()}
+		if err != nil || len(ls) != 2 || ls[0].PID != os.Getpid() || ls[1].PID != os.Getpid() ||
+			ls[0].Address != want[0] || ls[1].Address != want[1] || ls[0].PGID == 0 {
+			t.Errorf("Listeners(%d) = %+v, %v; want this process on %v", port6, ls, err, want)
+		}
 	}
 
 	client := &http.Client{Transport: &http.Transport{DialContext: s.Dial}}
@@ -731,10 +749,7 @@ func TestSSHReconnectAfterCut(t *testing.T) {
 	srv := sshtest.StartSSHD(t)
 	ctx := ctxFor(t, time.Minute)
 	s, proxy := proxied(t, srv)
-	p, err := s.Start(ctx, Command{Line: "sleep 300"}, filepath.Join(t.TempDir(), "l.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustStart(t, ctx, s, "sleep 300")
 	defer s.Stop(ctx, p, time.Second)
 
 	// Two calls in flight: a command in its own session, and one of
@@ -775,10 +790,7 @@ func TestSSHInspectDuringOutageIsNotExited(t *testing.T) {
 	srv := sshtest.StartSSHD(t)
 	ctx := ctxFor(t, time.Minute)
 	s, proxy := proxied(t, srv)
-	p, err := s.Start(ctx, Command{Line: "sleep 300"}, filepath.Join(t.TempDir(), "l.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustStart(t, ctx, s, "sleep 300")
 	defer testSSH(t, srv).Stop(ctx, p, time.Second)
 
 	// The host vanishes: the connection is cut and no new one answers.
@@ -884,6 +896,19 @@ func BenchmarkSSH(b *testing.B) {
 			}
 		}
 	})
+	b.Run("Listeners", func(b *testing.B) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer l.Close()
+		port := l.Addr().(*net.TCPAddr).Port
+		for b.Loop() {
+			if ls, err := s.Listeners(ctx, port); err != nil || len(ls) != 1 || ls[0].PID != os.Getpid() {
+				b.Fatal(ls, err)
+			}
+		}
+	})
 	b.Run("RoundTripNoBashrc", func(b *testing.B) {
 		// bash reads ~/.bashrc for sshd only at shell level 1: with
 		// SHLVL=1 set by sshd it is at 2, so this is a bare session's
@@ -924,17 +949,24 @@ func TestSSHRunCancel(t *testing.T) {
 		t.Errorf("Run returned after %s, want soon after its 3s deadline", d)
 	}
 	// The command does not outlive the call.
+	waitNoProcesses(t, ctx, s, `^sleep 41\.5$`, "still running after the call was cancelled")
+}
+
+// waitNoProcesses waits until no process on tg matches match, failing
+// with what and the processes left when ctx ends first.
+func waitNoProcesses(t *testing.T, ctx context.Context, tg Target, match, what string) {
+	t.Helper()
 	for {
-		left, err := s.Processes(ctx, `^sleep 41\.5$`)
+		left, err := tg.Processes(ctx, match)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(left) == 0 {
-			break
+			return
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("still running after the call was cancelled: %+v", left)
+			t.Fatalf("%s: %+v", what, left)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -979,20 +1011,7 @@ func TestSSHWorkers(t *testing.T) {
 	if info, err := s.Stat(ctx, path); err != nil || info.Size != 1 {
 		t.Fatalf("after a cancelled call: %+v, %v", info, err)
 	}
-	for {
-		left, err := s.Processes(ctx, `^sleep 42\.5$`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(left) == 0 {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the cancelled call's process is still running: %+v", left)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	waitNoProcesses(t, ctx, s, `^sleep 42\.5$`, "the cancelled call's process is still running")
 
 	// A worker that died while idle is replaced, not handed out.
 	var pids []string
@@ -1025,10 +1044,7 @@ func TestSSHStopLeftoverGroup(t *testing.T) {
 	s := testSSH(t, srv)
 	ctx := ctxFor(t, time.Minute)
 	// The command exits at once, leaving a child in its process group.
-	p, err := s.Start(ctx, Command{Line: "sleep 303 & exit 5"}, filepath.Join(t.TempDir(), "l.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustStart(t, ctx, s, "sleep 303 & exit 5")
 	if st := waitExited(t, ctx, s, p); st.ExitCode != 5 {
 		t.Errorf("exit %+v, want 5", st)
 	}
@@ -1053,6 +1069,59 @@ func TestSSHStopLeftoverGroup(t *testing.T) {
 	}
 	if n := inGroup(); n != 0 {
 		t.Errorf("%d processes left in group %d after Stop", n, p.PGID)
+	}
+}
+
+// TestSSHStopWrapperByStartTime is Stop called while the launch's wrapper
+// exits: it still runs but its command line is already empty. A live group
+// leader that started no later than the command is the wrapper, whatever
+// its command line says; one that started later is a newcomer with the
+// wrapper's pid, and its group is left alone.
+func TestSSHStopWrapperByStartTime(t *testing.T) {
+	srv := sshtest.StartSSHD(t)
+	s := testSSH(t, srv)
+	ctx := ctxFor(t, time.Minute)
+	// A group led by a process whose command line does not say
+	// lockstep-launch, with a child; the host is this machine.
+	leader := exec.Command("/bin/sh", "-c", "sleep 306 & exec sleep 307")
+	leader.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := leader.Start(); err != nil {
+		t.Fatal(err)
+	}
+	g := leader.Process.Pid
+	t.Cleanup(func() { _ = syscall.Kill(-g, syscall.SIGKILL); _ = leader.Wait() })
+	st, err := readLocalStat(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The command: exited and reaped, its pid gone.
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	members := func() int {
+		n, err := localGroupMembers(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	localEventually(t, "the leader and its child", func() bool { return members() == 2 })
+
+	newcomer := Process{PID: gone.Process.Pid, PGID: g, StartTime: st.StartTime - 1}
+	if err := s.Stop(ctx, newcomer, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n := members(); n != 2 {
+		t.Errorf("a group led by a process started after the command: %d members left of 2, want it untouched", n)
+	}
+
+	wrapper := Process{PID: gone.Process.Pid, PGID: g, StartTime: st.StartTime}
+	if err := s.Stop(ctx, wrapper, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n := members(); n != 0 {
+		t.Errorf("%d processes left in group %d after Stop", n, g)
 	}
 }
 

@@ -5,8 +5,10 @@
 package targets
 
 import (
+	"cmp"
 	"context"
 	"net"
+	"slices"
 	"time"
 )
 
@@ -32,8 +34,9 @@ type Target interface {
 
 	// Inspect tells whether p is still the process Start launched: alive,
 	// exited (with its status when it can be known), or gone with its pid
-	// now taken by another process (start time or command line differ).
-	// A zombie counts as exited.
+	// now taken by another process (its start time differs; a zero
+	// p.StartTime skips that check). The command line is not compared: it
+	// changes when the shell execs the command. A zombie counts as exited.
 	Inspect(ctx context.Context, p Process) (ProcessState, error)
 
 	// Stop sends SIGTERM to p's process group, then SIGKILL after grace,
@@ -96,7 +99,8 @@ type Result struct {
 
 // Process identifies a launched process. The pid alone is not enough: a
 // pid is reused, so StartTime (the kernel's, in clock ticks since boot, as
-// /proc/PID/stat field 22) and Command tell the launch from a newcomer.
+// /proc/PID/stat field 22) tells the launch from a newcomer. Command is
+// for people to read.
 type Process struct {
 	PID       int    `json:"pid"`
 	PGID      int    `json:"pgid"`
@@ -142,4 +146,12 @@ type Listener struct {
 	// shell whose child listens, and both share the launch's group.
 	PGID    int
 	Command string
+}
+
+// sortListeners puts listeners in the order both targets return them: by
+// pid, then address.
+func sortListeners(ls []Listener) {
+	slices.SortFunc(ls, func(a, b Listener) int {
+		return cmp.Or(cmp.Compare(a.PID, b.PID), cmp.Compare(a.Address, b.Address))
+	})
 }
