@@ -159,7 +159,7 @@ type tally struct {
 	_       [48]byte
 }
 
-// measuring reports whether a request due at t is measured, and reserves
+// admit reports whether a request due at t is measured, and reserves
 // its place under the Requests limit; ok false means send no more.
 func (r *httpRun) admit(t time.Time) (measured, ok bool) {
 	if t.Before(r.measureStart) {
