@@ -1,7 +1,7 @@
-# lib.sh: what bench/http-load.sh and bench/ssh-load.sh share, sourced
-# after they set `dir` (a fresh temp dir) and `repo`: a throwaway nginx,
-# lockstep built from this tree, one run of bench/http-load.hcl read from
-# its --json events, and medians.
+# lib.sh: what bench/http-load.sh, bench/ssh-load.sh and bench/ssh-steps.sh
+# share, sourced after they set `dir` (a fresh temp dir) and `repo`: a
+# throwaway nginx, lockstep built from this tree, one run of
+# bench/http-load.hcl read from its --json events, and medians.
 
 # need TOOL...: fail with the package to install when a tool is missing.
 need() {

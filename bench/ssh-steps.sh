@@ -55,6 +55,8 @@ fi
 repo=$(cd "$(dirname "$0")/.." && pwd)
 plans=$repo/bench/ssh-steps
 dir=$(mktemp -d /tmp/lockstep-ssh-steps.XXXXXX)
+# free_port, median_of; its cleanup is replaced by the one below.
+. "$repo/bench/lib.sh"
 sshd_pid='' www_pid=''
 cleanup() {
 	set +e # a failed kill or wait must not cut the cleanup short
@@ -68,7 +70,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 answers() { timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1 && head -c ${#2} <&3" 2>/dev/null | grep -q "^$2"; }
 
 # sshd as in targets/sshtest: its own host key, the user's key authorized,
@@ -207,9 +208,8 @@ for r in $(seq "$rounds"); do
 	printf '%-6s %12s %14s %10s %12s %14s %14s\n' $line "$rt" "$wrt"
 done
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 for tool in lockstep lockstep1 ssh ansible roundtrip worker_rt; do
-	eval "m_$tool=$(awk -v t=$tool '$1 == t { print $2 }' "$dir/results" | median)"
+	eval "m_$tool=$(median_of "$dir/results" $tool 2)"
 done
 printf '%-6s %12s %14s %10s %12s %14s %14s\n' median "$m_lockstep" "$m_lockstep1" "$m_ssh" "$m_ansible" "$m_roundtrip" "$m_worker_rt"
 echo

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -45,6 +46,30 @@ func TestMain(m *testing.M) {
 		return m.Run()
 	}())
 }
+
+// statSources stats every file the binary is built from. go test caches
+// a pass by what the tests read (from m.Run on, not in TestMain), and `go
+// build` in a child process reads the module unseen: without this, a
+// change to the runner or a load would replay this package's cached pass
+// instead of running it.
+var statSources = sync.OnceValue(func() error {
+	root := ".."
+	return filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") || d.Name() == "go.mod" || d.Name() == "go.sum" {
+			_, err = os.Stat(path)
+		}
+		return err
+	})
+})
 
 // need skips the test when a program the example drives is missing,
 // outside CI; in CI (CI=true) it fails it, since CI installs them.
@@ -82,6 +107,9 @@ type result struct {
 // tell a user to, with its records in a temporary folder.
 func run(t *testing.T, env []string, args ...string) result {
 	t.Helper()
+	if err := statSources(); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(lockstepBin, args...)
 	cmd.Dir = ".."
 	cmd.Env = append(os.Environ(), "NO_COLOR=1", "LOCKSTEP_RECORDS="+t.TempDir())

@@ -206,11 +206,7 @@ func Summarize(values []float64) Stats {
 	s.Min, s.Max = sorted[0], sorted[len(sorted)-1]
 	s.Median = percentile(sorted, 50)
 	if len(values) > 1 {
-		var sum float64
-		for _, v := range values {
-			sum += v
-		}
-		mean := sum / float64(len(values))
+		mean := sum(values) / float64(len(values))
 		var ss float64
 		for _, v := range values {
 			ss += (v - mean) * (v - mean)

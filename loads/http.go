@@ -112,6 +112,7 @@ func (h HTTP) Run(ctx context.Context, dial Dialer, progress func(Progress)) (Re
 		r.stopAt = r.measureStart.Add(h.Duration)
 	}
 	r.clients = make([]*client1, h.Concurrency)
+	r.tallies = make([]tally, h.Concurrency)
 	for i := range r.clients {
 		r.clients[i] = newClient1(ctx, w, dial.orDefault(), h.Timeout)
 	}
@@ -143,14 +144,22 @@ type httpRun struct {
 	errs    [errIO + 1]atomic.Int64
 	late    atomic.Int64
 	dropped atomic.Int64
-	bytes   atomic.Int64 // read by measured requests
-	lastEnd atomic.Int64 // UnixNano of the last measured request's end
+	tallies []tally // one per worker
 
 	mu      sync.Mutex
 	samples []string
 }
 
-// measuring reports whether a request due at t is measured, and reserves
+// tally is what one worker alone writes per request and only the result
+// reads, once every worker has stopped: no cache line shared between
+// workers on each request.
+type tally struct {
+	bytes   int64 // read by measured requests
+	lastEnd int64 // UnixNano of the worker's last measured request's end
+	_       [48]byte
+}
+
+// admit reports whether a request due at t is measured, and reserves
 // its place under the Requests limit; ok false means send no more.
 func (r *httpRun) admit(t time.Time) (measured, ok bool) {
 	if t.Before(r.measureStart) {
@@ -260,7 +269,9 @@ func (r *httpRun) runOpen() {
 }
 
 func (r *httpRun) record(worker int, from, end time.Time, status int, err error, bytes int64) {
-	r.bytes.Add(bytes)
+	w := &r.tallies[worker]
+	w.bytes += bytes
+	w.lastEnd = max(w.lastEnd, end.UnixNano())
 	kind := classify(status, err)
 	if kind == errNone {
 		r.lat.record(worker, end.Sub(from))
@@ -277,13 +288,6 @@ func (r *httpRun) record(worker int, from, end time.Time, status int, err error,
 		r.mu.Unlock()
 	}
 	r.ended.Add(1)
-	e := end.UnixNano()
-	for {
-		last := r.lastEnd.Load()
-		if e <= last || r.lastEnd.CompareAndSwap(last, e) {
-			break
-		}
-	}
 }
 
 func (r *httpRun) errorCount() int64 {
@@ -314,8 +318,13 @@ func (r *httpRun) progress() Progress {
 
 func (r *httpRun) result() Result {
 	ended, errs := r.ended.Load(), r.errorCount()
+	var bytes, last int64
+	for _, w := range r.tallies {
+		bytes += w.bytes
+		last = max(last, w.lastEnd)
+	}
 	var el time.Duration
-	if last := r.lastEnd.Load(); last > 0 {
+	if last > 0 {
 		el = r.elapsed(time.Unix(0, last))
 	}
 	m := map[string]float64{
@@ -326,7 +335,7 @@ func (r *httpRun) result() Result {
 		"errors_status_4xx": float64(r.errs[errStatus4xx].Load()),
 		"errors_status_5xx": float64(r.errs[errStatus5xx].Load()),
 		"errors_io":         float64(r.errs[errIO].Load()),
-		"bytes_received":    float64(r.bytes.Load()),
+		"bytes_received":    float64(bytes),
 		"dropped":           float64(r.dropped.Load()),
 		"late":              float64(r.late.Load()),
 		"duration_s":        el.Seconds(),

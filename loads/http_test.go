@@ -148,6 +148,21 @@ func TestHTTPOpenModelArrivals(t *testing.T) {
 	}
 }
 
+func TestHTTPOpenModelWarmup(t *testing.T) {
+	srv := loadtest.NewHTTP()
+	defer srv.Close()
+	// Arrivals every 5 ms: 60 in the 300 ms warm-up, not counted, then
+	// exactly 100 in the measured 500 ms.
+	res := runHTTP(t, loads.HTTP{URL: srv.URL, Rate: 200, Warmup: 300 * time.Millisecond, Duration: 500 * time.Millisecond, Concurrency: 50})
+	m := res.Metrics
+	exactly(t, m, "requests", 100)
+	exactly(t, m, "dropped", 0)
+	within(t, m, "duration_s", 0.49, 0.7)
+	if got := srv.Requests(); got != 160 {
+		t.Errorf("server received %d requests, want 60 warm-up and 100 measured", got)
+	}
+}
+
 func TestHTTPOpenModelCountsDropped(t *testing.T) {
 	srv := loadtest.NewHTTP()
 	defer srv.Close()

@@ -118,6 +118,25 @@ func TestOpenAIExpectKeepsFailingSamples(t *testing.T) {
 	}
 }
 
+// A reasoning model's server may send the whole answer as
+// reasoning_content: its chunks are tokens, and Expect reads it when the
+// content is empty.
+func TestOpenAIReasoningContent(t *testing.T) {
+	for _, stream := range []bool{true, false} {
+		srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{Tokens: 8, Reasoning: true})
+		res := runOpenAI(t, loads.OpenAI{URL: srv.URL + "/v1/chat/completions", Stream: stream, Requests: 3, Expect: `answer is 4`})
+		srv.Close()
+		m := res.Metrics
+		exactly(t, m, "completed", 3)
+		exactly(t, m, "output_tokens", 3*8)
+		exactly(t, m, "answers_matching_share", 1)
+		want := map[bool]string{true: "stream", false: "words"}[stream]
+		if got := res.Notes["token_source"]; got != want {
+			t.Errorf("stream %v: token_source = %q, want %q", stream, got, want)
+		}
+	}
+}
+
 func TestOpenAIGoodput(t *testing.T) {
 	// Every 2nd request waits 1 s for its first token; the limit is 400 ms.
 	srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond, Tokens: 5,

@@ -166,6 +166,18 @@ func (p *proc) exitCode(t *testing.T) int {
 	return 0
 }
 
+// exits reads the rest of the log and fails the test unless it contains
+// wantLog and the process exits with wantCode.
+func (p *proc) exits(t *testing.T, wantLog string, wantCode int) {
+	t.Helper()
+	if got := strings.Join(p.rest(t), "\n"); !strings.Contains(got, wantLog) {
+		t.Errorf("log does not contain %q:\n%s", wantLog, got)
+	}
+	if code := p.exitCode(t); code != wantCode {
+		t.Errorf("exit status = %d, want %d", code, wantCode)
+	}
+}
+
 func (p *proc) signal(t *testing.T, sig os.Signal) {
 	t.Helper()
 	if err := p.cmd.Process.Signal(sig); err != nil {
@@ -560,13 +572,7 @@ func TestCrashOnRequest(t *testing.T) {
 	if resp, out, err := post(t, p.url("/v1/chat/completions"), ask("What is 2+2?")); err == nil {
 		t.Errorf("first completion answered %d %s; want the connection to drop", resp.StatusCode, out)
 	}
-	lines := p.rest(t)
-	if got := strings.Join(lines, "\n"); !strings.Contains(got, "Fatal Python error: Aborted") {
-		t.Errorf("log after the request:\n%s", got)
-	}
-	if code := p.exitCode(t); code != 134 {
-		t.Errorf("exit status = %d, want 134", code)
-	}
+	p.exits(t, "Fatal Python error: Aborted", 134)
 }
 
 func TestSIGTERMWhileLoading(t *testing.T) {
@@ -591,13 +597,7 @@ func TestPortTaken(t *testing.T) {
 	defer ln.Close()
 	port := ln.Addr().(*net.TCPAddr).Port
 	p := start(t, "--port", fmt.Sprint(port))
-	lines := p.rest(t)
-	if got := strings.Join(lines, "\n"); !strings.Contains(got, "address already in use") {
-		t.Errorf("log:\n%s", got)
-	}
-	if code := p.exitCode(t); code != 1 {
-		t.Errorf("exit status = %d, want 1", code)
-	}
+	p.exits(t, "address already in use", 1)
 }
 
 func TestBadFlags(t *testing.T) {

@@ -26,6 +26,9 @@ type OpenAIConfig struct {
 	// Answer is what the model says, one word a token, repeated to fill
 	// Tokens (default "The answer is 4.").
 	Answer string
+	// Reasoning: a chat answer comes as reasoning_content with an empty
+	// content, as reasoning models' servers send their thinking.
+	Reasoning bool
 	// GarbageEvery N: every Nth request answers "zq" tokens instead.
 	GarbageEvery int
 	// FailEvery N: every Nth request gets HTTP 500.
@@ -221,7 +224,7 @@ func (s *OpenAI) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 		if chat {
 			resp["object"] = "chat.completion"
 			resp["choices"] = []any{map[string]any{"index": 0, "finish_reason": "length",
-				"message": map[string]any{"role": "assistant", "content": text.String()}}}
+				"message": map[string]any{"role": "assistant", s.textKey(): text.String()}}}
 		} else {
 			resp["object"] = "text_completion"
 			resp["choices"] = []any{map[string]any{"index": 0, "finish_reason": "length", "text": text.String()}}
@@ -247,7 +250,7 @@ func (s *OpenAI) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 		if chat {
 			delta := map[string]any{}
 			if text != "" {
-				delta["content"] = text
+				delta[s.textKey()] = text
 			}
 			return map[string]any{"index": 0, "delta": delta, "finish_reason": finish}
 		}
@@ -271,4 +274,12 @@ func (s *OpenAI) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 	finished()
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	flusher.Flush()
+}
+
+// textKey is the field of a chat message or delta that carries the answer.
+func (s *OpenAI) textKey() string {
+	if s.cfg.Reasoning {
+		return "reasoning_content"
+	}
+	return "content"
 }
