@@ -46,7 +46,7 @@ func (s *stepRun) confirm(ctx, outer context.Context, deadline time.Time, timeou
 	stopped := func() events.Outcome {
 		if context.Cause(ctx) == context.DeadlineExceeded && outer.Err() == nil {
 			if last.conds == nil {
-				last = s.evaluate()
+				last = s.evaluate(s.evalContext(s.r.o.Scope))
 			}
 			return s.finish(s.unmet(events.TimedOut, fmt.Sprintf("timed out after %s", timeout), last), last)
 		}
@@ -60,12 +60,15 @@ func (s *stepRun) confirm(ctx, outer context.Context, deadline time.Time, timeou
 		if ctx.Err() != nil {
 			return stopped()
 		}
+		// One context per turn: every condition and the progress read the
+		// same observation, and the step root and self are built once.
+		ectx := s.evalContext(s.r.o.Scope)
 		if err := s.permanent(); err != nil {
-			return s.finish(events.Outcome{Status: events.Failed, Reason: err.Error()}, s.evaluate())
+			return s.finish(events.Outcome{Status: events.Failed, Reason: err.Error()}, s.evaluate(ectx))
 		}
-		last = s.evaluate()
+		last = s.evaluate(ectx)
 		s.note(last)
-		s.progress()
+		s.progress(ectx)
 		if last.aborted != nil {
 			return s.finish(events.Outcome{Status: events.Aborted, Reason: "abort_if held: " + last.aborted.Source, ErrorMessage: last.aborted.ErrorMessage}, last)
 		}
@@ -183,9 +186,8 @@ func (s *stepRun) permanent() error {
 }
 
 // evaluate decides every abort_if and postcondition against the latest
-// observation.
-func (s *stepRun) evaluate() turn {
-	ectx := s.evalContext(s.r.o.Scope)
+// observation, in ectx.
+func (s *stepRun) evaluate(ectx *hcl.EvalContext) turn {
 	t := turn{values: map[string]string{}, allHeld: true}
 	for _, c := range s.st.AbortIfs {
 		res := s.cond("abort_if", c, ectx, t.values)
@@ -395,10 +397,10 @@ func (s *stepRun) note(t turn) {
 
 // progress evaluates the step's progress expression and emits it with the
 // last log line.
-func (s *stepRun) progress() {
+func (s *stepRun) progress(ectx *hcl.EvalContext) {
 	p := &events.Progress{Elapsed: time.Since(s.start)}
 	if s.st.Progress != nil {
-		if v, diags := s.st.Progress.Value(s.evalContext(s.r.o.Scope)); !diags.HasErrors() {
+		if v, diags := s.st.Progress.Value(ectx); !diags.HasErrors() {
 			v, _ = v.UnmarkDeep()
 			if v.IsKnown() && !v.IsNull() {
 				if n, err := convert.Convert(v, cty.Number); err == nil {
