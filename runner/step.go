@@ -360,53 +360,33 @@ func readsRoot(attrs map[string]hcl.Expression, root string) bool {
 	return false
 }
 
-// evalString evaluates an attribute that an action uses (a command, a
-// path): the real value for the action, and the value as shown, with
-// sensitive parts replaced.
-func (s *stepRun) evalString(expr hcl.Expression) (real, shown string, err error) {
-	if expr == nil {
-		return "", "", nil
+// evalString evaluates, in ectx, an attribute that an action uses (a
+// command, a path): the real value for the action, and the value as shown,
+// with sensitive parts replaced.
+func (s *stepRun) evalString(expr hcl.Expression, ectx *hcl.EvalContext) (real, shown string, err error) {
+	real, sensitive, err := evalText(expr, ectx)
+	if err != nil || !sensitive {
+		return real, real, err
 	}
-	v, diags := expr.Value(s.evalContext(s.r.o.Scope))
-	if diags.HasErrors() {
-		return "", "", errors.New(diagText(diags))
-	}
-	real, sensitive, err := plain(v)
-	if err != nil {
-		return "", "", err
-	}
-	shown = real
-	if sensitive {
-		sv, diags := expr.Value(s.evalContext(s.r.shown))
-		shown = redacted
-		if !diags.HasErrors() {
-			if str, _, err := plain(sv); err == nil {
-				shown = str
-			}
-		}
+	shown = redacted
+	if str, _, err := evalText(expr, s.evalContext(s.r.shown)); err == nil {
+		shown = str
 	}
 	return real, shown, nil
 }
 
-func (s *stepRun) evalEnv(expr hcl.Expression) (map[string]string, error) {
-	env, err := evalEnvMap(expr, s.evalContext(s.r.o.Scope))
-	if err != nil {
-		return nil, fmt.Errorf("env: %w", err)
-	}
-	return env, nil
-}
-
 // command builds the step's command from command, env and workdir.
 func (s *stepRun) command() (targets.Command, string, error) {
-	line, shown, err := s.evalString(s.st.Command)
+	ectx := s.evalContext(s.r.o.Scope)
+	line, shown, err := s.evalString(s.st.Command, ectx)
 	if err != nil {
 		return targets.Command{}, "", fmt.Errorf("command: %w", err)
 	}
-	env, err := s.evalEnv(s.st.Env)
+	env, err := evalEnvMap(s.st.Env, ectx)
 	if err != nil {
-		return targets.Command{}, "", err
+		return targets.Command{}, "", fmt.Errorf("env: %w", err)
 	}
-	dir, _, err := s.evalString(s.st.Workdir)
+	dir, _, err := evalText(s.st.Workdir, ectx)
 	if err != nil {
 		return targets.Command{}, "", fmt.Errorf("workdir: %w", err)
 	}
@@ -464,7 +444,7 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 	if err != nil {
 		return s.errored(err), true
 	}
-	logPath, _, err := s.evalString(s.st.Log)
+	logPath, _, err := evalText(s.st.Log, s.evalContext(s.r.o.Scope))
 	if err != nil {
 		return s.errored(fmt.Errorf("log: %w", err)), true
 	}
