@@ -3,7 +3,9 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -373,7 +375,7 @@ func (s *stepRun) note(t turn) {
 	sum := summary(t)
 	if len(t.values) > 0 && !t.allHeld {
 		var vs []string
-		for _, k := range sortedKeys(t.values) {
+		for _, k := range slices.Sorted(maps.Keys(t.values)) {
 			if strings.HasPrefix(k, "self.log") || strings.HasSuffix(k, ".text") || strings.HasSuffix(k, ".body") || strings.HasSuffix(k, ".lines") {
 				continue
 			}

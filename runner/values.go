@@ -2,7 +2,6 @@ package runner
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -142,13 +141,4 @@ func diagText(diags hcl.Diagnostics) string {
 		}
 	}
 	return "unknown error"
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

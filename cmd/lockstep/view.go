@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -202,7 +203,7 @@ func evidenceLines(ev *events.Evidence, s style) []string {
 	}
 	if len(ev.Values) > 0 {
 		out = append(out, "    values:")
-		for _, k := range sortedKeys(ev.Values) {
+		for _, k := range slices.Sorted(maps.Keys(ev.Values)) {
 			out = append(out, fmt.Sprintf("      %s = %s", k, ev.Values[k]))
 		}
 	}
@@ -231,7 +232,7 @@ func evidenceLines(ev *events.Evidence, s style) []string {
 func metricsLines(m map[string]float64) []string {
 	var lines []string
 	line := "   "
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		part := fmt.Sprintf(" %s=%s", k, num(m[k]))
 		if len(line)+len(part) > 100 {
 			lines = append(lines, line)
@@ -383,15 +384,6 @@ func (v *liveView) Emit(e events.Event) {
 	for _, l := range lines {
 		fmt.Fprintln(v.w, l)
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // firstLineOf shortens a multi-line command (a heredoc) to its first line;

@@ -2,7 +2,9 @@ package records
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -141,7 +143,7 @@ func Compare(a, b *Attempt) Comparison {
 	for n := range b.Start.Vars {
 		names[n] = true
 	}
-	for _, n := range sortedKeys(names) {
+	for _, n := range slices.Sorted(maps.Keys(names)) {
 		va, vb := a.Start.Vars[n], b.Start.Vars[n]
 		if va == redacted || vb == redacted {
 			c.Sensitive = append(c.Sensitive, n)

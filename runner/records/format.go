@@ -3,8 +3,9 @@ package records
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -181,7 +182,7 @@ func changed(s events.Start) []string {
 // defaults (or have none).
 func changedNames(s events.Start) []string {
 	var out []string
-	for _, name := range sortedKeys(s.Vars) {
+	for _, name := range slices.Sorted(maps.Keys(s.Vars)) {
 		v := s.Vars[name]
 		if v == redacted {
 			continue
@@ -196,15 +197,6 @@ func changedNames(s events.Start) []string {
 
 // redacted is how the runner renders a sensitive value.
 const redacted = "(sensitive)"
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
 
 // status is an attempt's outcome in one word.
 func status(a *Attempt) string {
