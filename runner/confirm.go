@@ -36,9 +36,12 @@ type turn struct {
 // confirm is the confirm loop: observe, evaluate, and either decide or
 // wait for the next interval or for a followed log to grow.
 func (s *stepRun) confirm(ctx, outer context.Context, deadline time.Time, timeout time.Duration, single bool) events.Outcome {
-	_, interval := kindDefaults(s.st.Kind)
-	if d, diags := s.r.o.Scope.Duration(s.st.Interval, interval); !diags.HasErrors() && d > 0 {
-		interval = d
+	// An interval that does not evaluate is the kind's default, and so is
+	// a zero one from a variable (the plan's checks see only literals): it
+	// would spin.
+	interval, _ := s.r.o.Scope.Interval(s.st)
+	if interval <= 0 {
+		interval, _ = s.r.o.Scope.Interval(&plans.Step{Kind: s.st.Kind})
 	}
 	var last turn
 	// stopped decides a step whose context ended: at the deadline it timed

@@ -34,29 +34,6 @@ const (
 	tailLines = 40
 )
 
-// kindDefaults are a step kind's default timeout and interval.
-func kindDefaults(kind string) (timeout, interval time.Duration) {
-	k := plans.Language().StepKind(kind)
-	if k == nil {
-		return 0, time.Second
-	}
-	timeout, _ = time.ParseDuration(k.DefaultTimeout)
-	interval, _ = time.ParseDuration(k.DefaultInterval)
-	return timeout, interval
-}
-
-// defaultGrace is the launch's grace period when the plan names none.
-func defaultGrace() time.Duration {
-	for _, a := range plans.Language().StepKind("launch").Attrs {
-		if a.Name == "grace" {
-			if d, err := time.ParseDuration(a.Default); err == nil {
-				return d
-			}
-		}
-	}
-	return 2 * time.Second
-}
-
 // stepRun is one step in progress.
 type stepRun struct {
 	r      *run
@@ -106,11 +83,8 @@ func (r *run) stepEvent(i int, st *plans.Step) events.Step {
 // timeout is the step's timeout; single is true when the step is
 // evaluated once (an assert without a timeout, a run, a benchmark).
 func (r *run) timeout(st *plans.Step) (time.Duration, bool) {
-	def, _ := kindDefaults(st.Kind)
-	d, diags := r.o.Scope.Duration(st.Timeout, def)
-	if diags.HasErrors() {
-		d = def
-	}
+	// A timeout that does not evaluate is the kind's default.
+	d, _ := r.o.Scope.Timeout(st)
 	single := st.Kind == "run" || st.Kind == "benchmark" || (st.Kind == "assert" && st.Timeout == nil)
 	return d, single
 }
@@ -200,7 +174,7 @@ func (s *stepRun) evalContext(scope *plans.Scope) *hcl.EvalContext {
 		probeVals[np.name] = v
 	}
 	extra := map[string]cty.Value{
-		"step":  s.r.stepValues(),
+		"step":  plans.StepOutputs(s.r.outputs),
 		"probe": cty.ObjectVal(probeVals),
 		"self":  cty.ObjectVal(s.selfValues()),
 	}
@@ -221,25 +195,9 @@ func (s *stepRun) selfValues() map[string]cty.Value {
 	return self
 }
 
-// stepValues is the step root: step.KIND.NAME.ATTR for every step that ran.
-func (r *run) stepValues() cty.Value {
-	kinds := map[string]cty.Value{}
-	for kind, byName := range r.outputs {
-		names := map[string]cty.Value{}
-		for name, out := range byName {
-			names[name] = out
-		}
-		kinds[kind] = cty.ObjectVal(names)
-	}
-	return cty.ObjectVal(kinds)
-}
-
 // record keeps a finished step's self outputs for later steps.
 func (r *run) record(s *stepRun) {
-	if r.outputs[s.st.Kind] == nil {
-		r.outputs[s.st.Kind] = map[string]cty.Value{}
-	}
-	r.outputs[s.st.Kind][s.st.Name] = cty.ObjectVal(s.selfValues())
+	r.outputs[s.ev.Addr] = cty.ObjectVal(s.selfValues())
 }
 
 // outputs renders the self outputs worth keeping in the record.
@@ -259,7 +217,7 @@ func (s *stepRun) outputs() map[string]string {
 }
 
 func (s *stepRun) makeProbes(ctx context.Context, readingSelf bool) error {
-	ectx := s.r.o.Scope.EvalContext(map[string]cty.Value{"step": s.r.stepValues(), "self": cty.ObjectVal(s.selfValues())})
+	ectx := s.r.o.Scope.EvalContext(map[string]cty.Value{"step": plans.StepOutputs(s.r.outputs), "self": cty.ObjectVal(s.selfValues())})
 	reads := probeReads(s.st)
 	for _, pb := range s.st.Probes {
 		if readsRoot(pb.Attrs, "self") != readingSelf {
@@ -451,7 +409,7 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 	if logPath == "" {
 		logPath = s.r.defaultLog(s.st)
 	}
-	if g, diags := s.r.o.Scope.Duration(s.st.Grace, defaultGrace()); !diags.HasErrors() {
+	if g, diags := s.r.o.Scope.Grace(s.st); !diags.HasErrors() {
 		s.grace = g
 	}
 	moved, err := s.t.MoveAside(ctx, logPath)
