@@ -248,7 +248,7 @@ func optNum(v *float64) string {
 	if v == nil {
 		return "-"
 	}
-	return num(*v)
+	return Metric(*v)
 }
 
 func signed(v *float64) string {
@@ -256,9 +256,9 @@ func signed(v *float64) string {
 		return ""
 	}
 	if *v > 0 {
-		return "+" + num(*v)
+		return "+" + Metric(*v)
 	}
-	return num(*v)
+	return Metric(*v)
 }
 
 func percent(v *float64) string {

@@ -123,9 +123,9 @@ func cut(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// num renders a metric: whole numbers as such, others to a sensible
-// precision.
-func num(v float64) string {
+// Metric renders a metric (or a rate) as every view shows it, live and
+// in reports: whole numbers as such, others to a sensible precision.
+func Metric(v float64) string {
 	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):
 		return fmt.Sprint(v)

@@ -217,7 +217,7 @@ func stepOut(st *Step) string {
 	}
 	if st.Outcome != nil && len(st.Outcome.Metrics) > 0 {
 		for _, k := range slices.Sorted(maps.Keys(st.Outcome.Metrics)) {
-			b.WriteString(k + " = " + num(st.Outcome.Metrics[k]) + "\n")
+			b.WriteString(k + " = " + Metric(st.Outcome.Metrics[k]) + "\n")
 		}
 	}
 	if st.Outcome != nil && st.Outcome.Evidence != nil {

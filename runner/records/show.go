@@ -79,7 +79,7 @@ func Show(a *Attempt, format string) (string, error) {
 		g := &grid{head: []string{"step", "metric", "value", "spread"}, right: []bool{false, false, true, false}}
 		for _, m := range ms {
 			v, _ := m.value(a)
-			g.add(m.step, m.name, num(v), spread(a, m))
+			g.add(m.step, m.name, Metric(v), spread(a, m))
 		}
 		p.table(g)
 	}
@@ -272,7 +272,7 @@ func spread(a *Attempt, m metric) string {
 		if !ok {
 			return ""
 		}
-		return fmt.Sprintf("median of %d, min %s, max %s, stddev %s", len(st.Values), num(st.Min), num(st.Max), num(st.Stddev))
+		return fmt.Sprintf("median of %d, min %s, max %s, stddev %s", len(st.Values), Metric(st.Min), Metric(st.Max), Metric(st.Stddev))
 	}
 	return ""
 }
