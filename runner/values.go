@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -55,9 +56,13 @@ func hasSensitive(marks cty.ValueMarks) bool {
 	return ok
 }
 
+// cut keeps about n bytes of s, never splitting a character.
 func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }
