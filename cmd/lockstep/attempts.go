@@ -65,7 +65,7 @@ func attemptsCmd(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 	}
-	fmt.Fprintf(stderr, "lockstep: %v\n", err)
+	errorf(stderr, "%v", err)
 	var ue attemptsUsageError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(stderr, "run 'lockstep attempts -h' for usage\n")
