@@ -35,7 +35,7 @@ type turn struct {
 
 // confirm is the confirm loop: observe, evaluate, and either decide or
 // wait for the next interval or for a followed log to grow.
-func (s *stepRun) confirm(ctx, outer context.Context, deadline time.Time, timeout time.Duration, single bool) events.Outcome {
+func (s *stepRun) confirm(ctx, outer context.Context, single bool) events.Outcome {
 	// An interval that does not evaluate is the kind's default, and so is
 	// a zero one from a variable (the plan's checks see only literals): it
 	// would spin.
@@ -53,9 +53,9 @@ func (s *stepRun) confirm(ctx, outer context.Context, deadline time.Time, timeou
 			if last.conds == nil {
 				last = s.evaluate(s.evalContext(s.r.o.Scope))
 			}
-			return s.finish(s.unmet(events.TimedOut, fmt.Sprintf("timed out after %s", timeout), last), last)
+			return s.finish(s.unmet(events.TimedOut, fmt.Sprintf("timed out after %s", s.ev.Timeout), last), last)
 		}
-		return s.finish(s.ended(ctx, outer, timeout), last)
+		return s.finish(s.ended(ctx, outer), last)
 	}
 	for {
 		if ctx.Err() != nil {

@@ -76,17 +76,15 @@ func (r *run) stepEvent(i int, st *plans.Step) events.Step {
 		Description: st.Description,
 		Always:      st.Always,
 	}
-	ev.Timeout, _ = r.timeout(st)
+	// A timeout that does not evaluate is the kind's default.
+	ev.Timeout, _ = r.o.Scope.Timeout(st)
 	return ev
 }
 
-// timeout is the step's timeout; single is true when the step is
-// evaluated once (an assert without a timeout, a run, a benchmark).
-func (r *run) timeout(st *plans.Step) (time.Duration, bool) {
-	// A timeout that does not evaluate is the kind's default.
-	d, _ := r.o.Scope.Timeout(st)
-	single := st.Kind == "run" || st.Kind == "benchmark" || (st.Kind == "assert" && st.Timeout == nil)
-	return d, single
+// evaluatedOnce reports whether a step's conditions are evaluated once (an
+// assert without a timeout, a run, a benchmark).
+func evaluatedOnce(st *plans.Step) bool {
+	return st.Kind == "run" || st.Kind == "benchmark" || (st.Kind == "assert" && st.Timeout == nil)
 }
 
 // step runs one step: its action, then its confirm loop. ctx bounds the
@@ -111,13 +109,11 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 		r.emit(events.Event{Type: events.StepFinished, Step: &ev, Outcome: &out})
 	}()
 
-	timeout, single := r.timeout(st)
-	deadline := s.start.Add(timeout)
 	sctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if timeout > 0 {
+	if ev.Timeout > 0 {
 		var c2 context.CancelFunc
-		sctx, c2 = context.WithDeadline(sctx, deadline)
+		sctx, c2 = context.WithDeadline(sctx, s.start.Add(ev.Timeout))
 		defer c2()
 	}
 	stopWatch := r.watch(sctx, cancel)
@@ -140,12 +136,12 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 	if err := s.makeProbes(sctx, true); err != nil {
 		return s.errored(err)
 	}
-	return s.confirm(sctx, outer, deadline, timeout, single)
+	return s.confirm(sctx, outer, evaluatedOnce(st))
 }
 
 // ended explains why a step's context ended: interrupted, a watched
 // process died, or the timeout passed.
-func (s *stepRun) ended(ctx, outer context.Context, timeout time.Duration) events.Outcome {
+func (s *stepRun) ended(ctx, outer context.Context) events.Outcome {
 	if outer.Err() != nil && ctx.Err() != nil && !errors.Is(context.Cause(ctx), errProcessDied) {
 		return events.Outcome{Status: events.Interrupted, Reason: "interrupted", Evidence: s.evidence(nil)}
 	}
@@ -155,7 +151,7 @@ func (s *stepRun) ended(ctx, outer context.Context, timeout time.Duration) event
 		ev.LogTail = map[string][]string{died.l.addr: died.tail}
 		return events.Outcome{Status: events.Failed, Reason: died.Error(), Evidence: ev}
 	}
-	return events.Outcome{Status: events.TimedOut, Reason: fmt.Sprintf("timed out after %s", timeout), Evidence: s.evidence(nil)}
+	return events.Outcome{Status: events.TimedOut, Reason: fmt.Sprintf("timed out after %s", s.ev.Timeout), Evidence: s.evidence(nil)}
 }
 
 func (s *stepRun) errored(err error) events.Outcome {
@@ -377,8 +373,7 @@ func (s *stepRun) runCommand(ctx, outer context.Context, cmd targets.Command, sh
 	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown}})
 	res, err := s.t.Run(ctx, cmd)
 	if ctx.Err() != nil {
-		timeout, _ := s.r.timeout(s.st)
-		return res, s.ended(ctx, outer, timeout), true
+		return res, s.ended(ctx, outer), true
 	}
 	if err != nil {
 		return res, s.errored(err), true
@@ -397,7 +392,6 @@ func commandSelf(res targets.Result) map[string]cty.Value {
 }
 
 func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
-	timeout, _ := s.r.timeout(s.st)
 	cmd, shown, err := s.command()
 	if err != nil {
 		return s.errored(err), true
@@ -419,7 +413,7 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 	proc, err := s.t.Start(ctx, cmd, logPath)
 	if err != nil {
 		if ctx.Err() != nil {
-			return s.ended(ctx, outer, timeout), true
+			return s.ended(ctx, outer), true
 		}
 		return s.errored(fmt.Errorf("starting %q: %w", shown, err)), true
 	}
