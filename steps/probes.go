@@ -289,10 +289,11 @@ type httpProbe struct {
 	url     string
 	headers map[string]string
 	body    []byte
+	json    bool // the step reads json: parse the body each turn
 }
 
 func newHTTPProbe(_ context.Context, t targets.Target, s ProbeSpec) (Probe, error) {
-	p := &httpProbe{}
+	p := &httpProbe{json: s.reads("json")}
 	var err error
 	if p.url, err = attrString(s.Attrs, "url", ""); err != nil {
 		return nil, err
@@ -368,10 +369,14 @@ func (p *httpProbe) Observe(ctx context.Context) (cty.Value, error) {
 	if len(headers) > 0 {
 		hv = cty.MapVal(headers)
 	}
+	jv := cty.NullVal(cty.DynamicPseudoType)
+	if p.json {
+		jv = JSONValue(body)
+	}
 	return cty.ObjectVal(map[string]cty.Value{
 		"status":     cty.NumberIntVal(int64(resp.StatusCode)),
 		"body":       cty.StringVal(string(body)),
-		"json":       JSONValue(body),
+		"json":       jv,
 		"headers":    hv,
 		"latency_ms": cty.NumberFloatVal(float64(latency.Microseconds()) / 1000),
 	}), nil
