@@ -50,14 +50,18 @@ type stepRun struct {
 	followers []*steps.Follower
 	own       *launched // the process this launch started
 	ownLog    *steps.Follower
-	grace     time.Duration
-	history   []events.Sample
-	last      string // the last observation summary emitted
-	lastAt    time.Time
-	metrics   map[string]float64
-	stats     map[string]events.MetricStats
-	notes     map[string]string
-	requests  []events.Request
+	// logVal is self.log as of logRead bytes of ownLog: made again only
+	// when the log grew (a value of 8 MiB costs milliseconds per turn).
+	logVal   cty.Value
+	logRead  int64
+	grace    time.Duration
+	history  []events.Sample
+	last     string // the last observation summary emitted
+	lastAt   time.Time
+	metrics  map[string]float64
+	stats    map[string]events.MetricStats
+	notes    map[string]string
+	requests []events.Request
 }
 
 type namedProbe struct {
@@ -183,7 +187,10 @@ func (s *stepRun) selfValues() map[string]cty.Value {
 		self[k] = v
 	}
 	if s.ownLog != nil {
-		self["log"] = cty.StringVal(s.ownLog.Text())
+		if n := s.ownLog.Read(); s.logVal == cty.NilVal || n != s.logRead {
+			s.logVal, s.logRead = cty.StringVal(s.ownLog.Text()), n
+		}
+		self["log"] = s.logVal
 	}
 	if len(s.metrics) > 0 || len(s.stats) > 0 {
 		self["metrics"] = metricsValue(s.metrics, s.stats)

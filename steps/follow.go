@@ -93,6 +93,10 @@ func (f *Follower) Poll(ctx context.Context) (bool, error) {
 	}
 }
 
+// Read is how many bytes the follower has read in all: it changes exactly
+// when Text does, so a caller can keep what it made of Text until then.
+func (f *Follower) Read() int64 { return f.dropped + int64(len(f.text)) }
+
 // Text is what was written since the follower began (its last 8 MiB).
 func (f *Follower) Text() string { return string(f.text) }
 

@@ -1,9 +1,14 @@
 package steps
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"lockstep/targets"
 )
 
 func TestFollowerLastLineAndTail(t *testing.T) {
@@ -38,5 +43,29 @@ func TestFollowerLastLineAndTail(t *testing.T) {
 				t.Errorf("Tail(%q, %d) = %q, want %q", text, n, got, want)
 			}
 		}
+	}
+}
+
+func TestFollowerReadChangesWithText(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.log")
+	f := FollowStart(targets.NewLocal(), path)
+	ctx := context.Background()
+	if f.Poll(ctx); f.Read() != 0 {
+		t.Fatalf("Read of a missing file = %d", f.Read())
+	}
+	os.WriteFile(path, []byte("one\n"), 0o600)
+	f.Poll(ctx)
+	first := f.Read()
+	if first != 4 || f.Text() != "one\n" {
+		t.Fatalf("Read = %d, Text = %q", first, f.Text())
+	}
+	if f.Poll(ctx); f.Read() != first {
+		t.Errorf("Read moved to %d with nothing written", f.Read())
+	}
+	// Truncated and written again, shorter: the text grows, so Read moves.
+	os.WriteFile(path, []byte("2\n"), 0o600)
+	f.Poll(ctx)
+	if f.Read() == first || f.Text() != "one\n2\n" {
+		t.Errorf("after truncation: Read = %d, Text = %q", f.Read(), f.Text())
 	}
 }
