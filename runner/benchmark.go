@@ -44,8 +44,7 @@ func (s *stepRun) runLoad(ctx, outer context.Context) (events.Outcome, bool) {
 		s.r.emit(events.Event{Type: events.Progressed, Step: &s.ev, Progress: &events.Progress{Elapsed: p.Elapsed, Done: p.Done, Errors: p.Errors, Rate: p.Rate}})
 	})
 	if ctx.Err() != nil {
-		d, _ := s.r.timeout(s.st)
-		return s.ended(ctx, outer, d), true
+		return s.ended(ctx, outer), true
 	}
 	if err != nil {
 		return s.errored(fmt.Errorf("load: %w", err)), true

@@ -3,7 +3,9 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,10 +35,13 @@ type turn struct {
 
 // confirm is the confirm loop: observe, evaluate, and either decide or
 // wait for the next interval or for a followed log to grow.
-func (s *stepRun) confirm(ctx, outer context.Context, deadline time.Time, timeout time.Duration, single bool) events.Outcome {
-	_, interval := kindDefaults(s.st.Kind)
-	if d, diags := s.r.o.Scope.Duration(s.st.Interval, interval); !diags.HasErrors() && d > 0 {
-		interval = d
+func (s *stepRun) confirm(ctx, outer context.Context, single bool) events.Outcome {
+	// An interval that does not evaluate is the kind's default, and so is
+	// a zero one from a variable (the plan's checks see only literals): it
+	// would spin.
+	interval, _ := s.r.o.Scope.Interval(s.st)
+	if interval <= 0 {
+		interval, _ = s.r.o.Scope.Interval(&plans.Step{Kind: s.st.Kind})
 	}
 	var last turn
 	// stopped decides a step whose context ended: at the deadline it timed
@@ -46,11 +51,11 @@ func (s *stepRun) confirm(ctx, outer context.Context, deadline time.Time, timeou
 	stopped := func() events.Outcome {
 		if context.Cause(ctx) == context.DeadlineExceeded && outer.Err() == nil {
 			if last.conds == nil {
-				last = s.evaluate()
+				last = s.evaluate(s.evalContext(s.r.o.Scope))
 			}
-			return s.finish(s.unmet(events.TimedOut, fmt.Sprintf("timed out after %s", timeout), last), last)
+			return s.finish(s.unmet(events.TimedOut, fmt.Sprintf("timed out after %s", s.ev.Timeout), last), last)
 		}
-		return s.finish(s.ended(ctx, outer, timeout), last)
+		return s.finish(s.ended(ctx, outer), last)
 	}
 	for {
 		if ctx.Err() != nil {
@@ -60,12 +65,15 @@ func (s *stepRun) confirm(ctx, outer context.Context, deadline time.Time, timeou
 		if ctx.Err() != nil {
 			return stopped()
 		}
+		// One context per turn: every condition and the progress read the
+		// same observation, and the step root and self are built once.
+		ectx := s.evalContext(s.r.o.Scope)
 		if err := s.permanent(); err != nil {
-			return s.finish(events.Outcome{Status: events.Failed, Reason: err.Error()}, s.evaluate())
+			return s.finish(events.Outcome{Status: events.Failed, Reason: err.Error()}, s.evaluate(ectx))
 		}
-		last = s.evaluate()
+		last = s.evaluate(ectx)
 		s.note(last)
-		s.progress()
+		s.progress(ectx)
 		if last.aborted != nil {
 			return s.finish(events.Outcome{Status: events.Aborted, Reason: "abort_if held: " + last.aborted.Source, ErrorMessage: last.aborted.ErrorMessage}, last)
 		}
@@ -183,9 +191,8 @@ func (s *stepRun) permanent() error {
 }
 
 // evaluate decides every abort_if and postcondition against the latest
-// observation.
-func (s *stepRun) evaluate() turn {
-	ectx := s.evalContext(s.r.o.Scope)
+// observation, in ectx.
+func (s *stepRun) evaluate(ectx *hcl.EvalContext) turn {
 	t := turn{values: map[string]string{}, allHeld: true}
 	for _, c := range s.st.AbortIfs {
 		res := s.cond("abort_if", c, ectx, t.values)
@@ -371,7 +378,7 @@ func (s *stepRun) note(t turn) {
 	sum := summary(t)
 	if len(t.values) > 0 && !t.allHeld {
 		var vs []string
-		for _, k := range sortedKeys(t.values) {
+		for _, k := range slices.Sorted(maps.Keys(t.values)) {
 			if strings.HasPrefix(k, "self.log") || strings.HasSuffix(k, ".text") || strings.HasSuffix(k, ".body") || strings.HasSuffix(k, ".lines") {
 				continue
 			}
@@ -395,10 +402,10 @@ func (s *stepRun) note(t turn) {
 
 // progress evaluates the step's progress expression and emits it with the
 // last log line.
-func (s *stepRun) progress() {
+func (s *stepRun) progress(ectx *hcl.EvalContext) {
 	p := &events.Progress{Elapsed: time.Since(s.start)}
 	if s.st.Progress != nil {
-		if v, diags := s.st.Progress.Value(s.evalContext(s.r.o.Scope)); !diags.HasErrors() {
+		if v, diags := s.st.Progress.Value(ectx); !diags.HasErrors() {
 			v, _ = v.UnmarkDeep()
 			if v.IsKnown() && !v.IsNull() {
 				if n, err := convert.Convert(v, cty.Number); err == nil {

@@ -78,7 +78,7 @@ type run struct {
 	mu       sync.Mutex // guards launched: the watcher reads it
 	launched []*launched
 
-	outputs map[string]map[string]cty.Value // kind -> name -> self outputs
+	outputs map[string]cty.Value // step address (launch.server) -> self outputs
 	targets map[string]targets.Target
 	shown   *plans.Scope // the scope with sensitive values replaced, to show commands
 }
@@ -102,7 +102,7 @@ func Run(ctx context.Context, o Options) Result {
 	r := &run{
 		o:       o,
 		started: time.Now(),
-		outputs: map[string]map[string]cty.Value{},
+		outputs: map[string]cty.Value{},
 		targets: map[string]targets.Target{},
 		shown:   o.Scope.Redacted(),
 	}

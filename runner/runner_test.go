@@ -267,3 +267,37 @@ step "wait" "w" {
 		t.Errorf("probe.slow.stdout = %s, want the last complete value", got)
 	}
 }
+
+func TestAbortIfFailsTheStepAtOnce(t *testing.T) {
+	start := time.Now()
+	res, c := runPlan(t, context.Background(), `
+plan "abort" {}
+step "run" "mark" {
+  command = "echo FATAL > marker"
+}
+step "wait" "ready" {
+  timeout  = "30s"
+  interval = "100ms"
+  probe "file" "m" {
+    path = "marker"
+  }
+  abort_if {
+    condition     = probe.m.exists
+    error_message = "the marker says the server gave up"
+  }
+  postcondition {
+    condition = probe.m.size > 1000000
+  }
+}
+`)
+	if res.Status != events.Failed {
+		t.Fatalf("status %s", res.Status)
+	}
+	o := c.finished("wait.ready")
+	if o.Status != events.Aborted || o.Reason != "abort_if held: probe.m.exists" || o.ErrorMessage != "the marker says the server gave up" {
+		t.Fatalf("outcome %s %q %q", o.Status, o.Reason, o.ErrorMessage)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %s: an abort_if that holds must not wait for the timeout", d)
+	}
+}

@@ -34,29 +34,6 @@ const (
 	tailLines = 40
 )
 
-// kindDefaults are a step kind's default timeout and interval.
-func kindDefaults(kind string) (timeout, interval time.Duration) {
-	k := plans.Language().StepKind(kind)
-	if k == nil {
-		return 0, time.Second
-	}
-	timeout, _ = time.ParseDuration(k.DefaultTimeout)
-	interval, _ = time.ParseDuration(k.DefaultInterval)
-	return timeout, interval
-}
-
-// defaultGrace is the launch's grace period when the plan names none.
-func defaultGrace() time.Duration {
-	for _, a := range plans.Language().StepKind("launch").Attrs {
-		if a.Name == "grace" {
-			if d, err := time.ParseDuration(a.Default); err == nil {
-				return d
-			}
-		}
-	}
-	return 2 * time.Second
-}
-
 // stepRun is one step in progress.
 type stepRun struct {
 	r      *run
@@ -73,14 +50,18 @@ type stepRun struct {
 	followers []*steps.Follower
 	own       *launched // the process this launch started
 	ownLog    *steps.Follower
-	grace     time.Duration
-	history   []events.Sample
-	last      string // the last observation summary emitted
-	lastAt    time.Time
-	metrics   map[string]float64
-	stats     map[string]events.MetricStats
-	notes     map[string]string
-	requests  []events.Request
+	// logVal is self.log as of logRead bytes of ownLog: made again only
+	// when the log grew (a value of 8 MiB costs milliseconds per turn).
+	logVal   cty.Value
+	logRead  int64
+	grace    time.Duration
+	history  []events.Sample
+	last     string // the last observation summary emitted
+	lastAt   time.Time
+	metrics  map[string]float64
+	stats    map[string]events.MetricStats
+	notes    map[string]string
+	requests []events.Request
 }
 
 type namedProbe struct {
@@ -99,20 +80,15 @@ func (r *run) stepEvent(i int, st *plans.Step) events.Step {
 		Description: st.Description,
 		Always:      st.Always,
 	}
-	ev.Timeout, _ = r.timeout(st)
+	// A timeout that does not evaluate is the kind's default.
+	ev.Timeout, _ = r.o.Scope.Timeout(st)
 	return ev
 }
 
-// timeout is the step's timeout; single is true when the step is
-// evaluated once (an assert without a timeout, a run, a benchmark).
-func (r *run) timeout(st *plans.Step) (time.Duration, bool) {
-	def, _ := kindDefaults(st.Kind)
-	d, diags := r.o.Scope.Duration(st.Timeout, def)
-	if diags.HasErrors() {
-		d = def
-	}
-	single := st.Kind == "run" || st.Kind == "benchmark" || (st.Kind == "assert" && st.Timeout == nil)
-	return d, single
+// evaluatedOnce reports whether a step's conditions are evaluated once (an
+// assert without a timeout, a run, a benchmark).
+func evaluatedOnce(st *plans.Step) bool {
+	return st.Kind == "run" || st.Kind == "benchmark" || (st.Kind == "assert" && st.Timeout == nil)
 }
 
 // step runs one step: its action, then its confirm loop. ctx bounds the
@@ -137,13 +113,11 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 		r.emit(events.Event{Type: events.StepFinished, Step: &ev, Outcome: &out})
 	}()
 
-	timeout, single := r.timeout(st)
-	deadline := s.start.Add(timeout)
 	sctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if timeout > 0 {
+	if ev.Timeout > 0 {
 		var c2 context.CancelFunc
-		sctx, c2 = context.WithDeadline(sctx, deadline)
+		sctx, c2 = context.WithDeadline(sctx, s.start.Add(ev.Timeout))
 		defer c2()
 	}
 	stopWatch := r.watch(sctx, cancel)
@@ -166,12 +140,12 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 	if err := s.makeProbes(sctx, true); err != nil {
 		return s.errored(err)
 	}
-	return s.confirm(sctx, outer, deadline, timeout, single)
+	return s.confirm(sctx, outer, evaluatedOnce(st))
 }
 
 // ended explains why a step's context ended: interrupted, a watched
 // process died, or the timeout passed.
-func (s *stepRun) ended(ctx, outer context.Context, timeout time.Duration) events.Outcome {
+func (s *stepRun) ended(ctx, outer context.Context) events.Outcome {
 	if outer.Err() != nil && ctx.Err() != nil && !errors.Is(context.Cause(ctx), errProcessDied) {
 		return events.Outcome{Status: events.Interrupted, Reason: "interrupted", Evidence: s.evidence(nil)}
 	}
@@ -181,7 +155,7 @@ func (s *stepRun) ended(ctx, outer context.Context, timeout time.Duration) event
 		ev.LogTail = map[string][]string{died.l.addr: died.tail}
 		return events.Outcome{Status: events.Failed, Reason: died.Error(), Evidence: ev}
 	}
-	return events.Outcome{Status: events.TimedOut, Reason: fmt.Sprintf("timed out after %s", timeout), Evidence: s.evidence(nil)}
+	return events.Outcome{Status: events.TimedOut, Reason: fmt.Sprintf("timed out after %s", s.ev.Timeout), Evidence: s.evidence(nil)}
 }
 
 func (s *stepRun) errored(err error) events.Outcome {
@@ -200,7 +174,7 @@ func (s *stepRun) evalContext(scope *plans.Scope) *hcl.EvalContext {
 		probeVals[np.name] = v
 	}
 	extra := map[string]cty.Value{
-		"step":  s.r.stepValues(),
+		"step":  plans.StepOutputs(s.r.outputs),
 		"probe": cty.ObjectVal(probeVals),
 		"self":  cty.ObjectVal(s.selfValues()),
 	}
@@ -213,7 +187,10 @@ func (s *stepRun) selfValues() map[string]cty.Value {
 		self[k] = v
 	}
 	if s.ownLog != nil {
-		self["log"] = cty.StringVal(s.ownLog.Text())
+		if n := s.ownLog.Read(); s.logVal == cty.NilVal || n != s.logRead {
+			s.logVal, s.logRead = cty.StringVal(s.ownLog.Text()), n
+		}
+		self["log"] = s.logVal
 	}
 	if len(s.metrics) > 0 || len(s.stats) > 0 {
 		self["metrics"] = metricsValue(s.metrics, s.stats)
@@ -221,25 +198,9 @@ func (s *stepRun) selfValues() map[string]cty.Value {
 	return self
 }
 
-// stepValues is the step root: step.KIND.NAME.ATTR for every step that ran.
-func (r *run) stepValues() cty.Value {
-	kinds := map[string]cty.Value{}
-	for kind, byName := range r.outputs {
-		names := map[string]cty.Value{}
-		for name, out := range byName {
-			names[name] = out
-		}
-		kinds[kind] = cty.ObjectVal(names)
-	}
-	return cty.ObjectVal(kinds)
-}
-
 // record keeps a finished step's self outputs for later steps.
 func (r *run) record(s *stepRun) {
-	if r.outputs[s.st.Kind] == nil {
-		r.outputs[s.st.Kind] = map[string]cty.Value{}
-	}
-	r.outputs[s.st.Kind][s.st.Name] = cty.ObjectVal(s.selfValues())
+	r.outputs[s.ev.Addr] = cty.ObjectVal(s.selfValues())
 }
 
 // outputs renders the self outputs worth keeping in the record.
@@ -259,7 +220,7 @@ func (s *stepRun) outputs() map[string]string {
 }
 
 func (s *stepRun) makeProbes(ctx context.Context, readingSelf bool) error {
-	ectx := s.r.o.Scope.EvalContext(map[string]cty.Value{"step": s.r.stepValues(), "self": cty.ObjectVal(s.selfValues())})
+	ectx := s.r.o.Scope.EvalContext(map[string]cty.Value{"step": plans.StepOutputs(s.r.outputs), "self": cty.ObjectVal(s.selfValues())})
 	reads := probeReads(s.st)
 	for _, pb := range s.st.Probes {
 		if readsRoot(pb.Attrs, "self") != readingSelf {
@@ -360,53 +321,33 @@ func readsRoot(attrs map[string]hcl.Expression, root string) bool {
 	return false
 }
 
-// evalString evaluates an attribute that an action uses (a command, a
-// path): the real value for the action, and the value as shown, with
-// sensitive parts replaced.
-func (s *stepRun) evalString(expr hcl.Expression) (real, shown string, err error) {
-	if expr == nil {
-		return "", "", nil
+// evalString evaluates, in ectx, an attribute that an action uses (a
+// command, a path): the real value for the action, and the value as shown,
+// with sensitive parts replaced.
+func (s *stepRun) evalString(expr hcl.Expression, ectx *hcl.EvalContext) (real, shown string, err error) {
+	real, sensitive, err := evalText(expr, ectx)
+	if err != nil || !sensitive {
+		return real, real, err
 	}
-	v, diags := expr.Value(s.evalContext(s.r.o.Scope))
-	if diags.HasErrors() {
-		return "", "", errors.New(diagText(diags))
-	}
-	real, sensitive, err := plain(v)
-	if err != nil {
-		return "", "", err
-	}
-	shown = real
-	if sensitive {
-		sv, diags := expr.Value(s.evalContext(s.r.shown))
-		shown = redacted
-		if !diags.HasErrors() {
-			if str, _, err := plain(sv); err == nil {
-				shown = str
-			}
-		}
+	shown = redacted
+	if str, _, err := evalText(expr, s.evalContext(s.r.shown)); err == nil {
+		shown = str
 	}
 	return real, shown, nil
 }
 
-func (s *stepRun) evalEnv(expr hcl.Expression) (map[string]string, error) {
-	env, err := evalEnvMap(expr, s.evalContext(s.r.o.Scope))
-	if err != nil {
-		return nil, fmt.Errorf("env: %w", err)
-	}
-	return env, nil
-}
-
 // command builds the step's command from command, env and workdir.
 func (s *stepRun) command() (targets.Command, string, error) {
-	line, shown, err := s.evalString(s.st.Command)
+	ectx := s.evalContext(s.r.o.Scope)
+	line, shown, err := s.evalString(s.st.Command, ectx)
 	if err != nil {
 		return targets.Command{}, "", fmt.Errorf("command: %w", err)
 	}
-	env, err := s.evalEnv(s.st.Env)
+	env, err := evalEnvMap(s.st.Env, ectx)
 	if err != nil {
-		return targets.Command{}, "", err
+		return targets.Command{}, "", fmt.Errorf("env: %w", err)
 	}
-	dir, _, err := s.evalString(s.st.Workdir)
+	dir, _, err := evalText(s.st.Workdir, ectx)
 	if err != nil {
 		return targets.Command{}, "", fmt.Errorf("workdir: %w", err)
 	}
@@ -439,8 +380,7 @@ func (s *stepRun) runCommand(ctx, outer context.Context, cmd targets.Command, sh
 	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown}})
 	res, err := s.t.Run(ctx, cmd)
 	if ctx.Err() != nil {
-		timeout, _ := s.r.timeout(s.st)
-		return res, s.ended(ctx, outer, timeout), true
+		return res, s.ended(ctx, outer), true
 	}
 	if err != nil {
 		return res, s.errored(err), true
@@ -459,19 +399,18 @@ func commandSelf(res targets.Result) map[string]cty.Value {
 }
 
 func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
-	timeout, _ := s.r.timeout(s.st)
 	cmd, shown, err := s.command()
 	if err != nil {
 		return s.errored(err), true
 	}
-	logPath, _, err := s.evalString(s.st.Log)
+	logPath, _, err := evalText(s.st.Log, s.evalContext(s.r.o.Scope))
 	if err != nil {
 		return s.errored(fmt.Errorf("log: %w", err)), true
 	}
 	if logPath == "" {
 		logPath = s.r.defaultLog(s.st)
 	}
-	if g, diags := s.r.o.Scope.Duration(s.st.Grace, defaultGrace()); !diags.HasErrors() {
+	if g, diags := s.r.o.Scope.Grace(s.st); !diags.HasErrors() {
 		s.grace = g
 	}
 	moved, err := s.t.MoveAside(ctx, logPath)
@@ -481,7 +420,7 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 	proc, err := s.t.Start(ctx, cmd, logPath)
 	if err != nil {
 		if ctx.Err() != nil {
-			return s.ended(ctx, outer, timeout), true
+			return s.ended(ctx, outer), true
 		}
 		return s.errored(fmt.Errorf("starting %q: %w", shown, err)), true
 	}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -38,7 +39,7 @@ func OpenTarget(p *plans.Plan, s *plans.Scope) TargetOpener {
 		if err != nil {
 			return nil, fmt.Errorf("env: %w", err)
 		}
-		dir, err := evalText(t.Workdir, ectx)
+		dir, _, err := evalText(t.Workdir, ectx)
 		if err != nil {
 			return nil, fmt.Errorf("workdir: %w", err)
 		}
@@ -75,7 +76,7 @@ func sshConfig(b *plans.SSH, ectx *hcl.EvalContext) (targets.SSHConfig, error) {
 			return ""
 		}
 		var s string
-		s, err = evalText(e, ectx)
+		s, _, err = evalText(e, ectx)
 		if err != nil {
 			err = fmt.Errorf("ssh %s: %w", what, err)
 		}
@@ -107,16 +108,17 @@ func sshConfig(b *plans.SSH, ectx *hcl.EvalContext) (targets.SSHConfig, error) {
 	return cfg, err
 }
 
-func evalText(e hcl.Expression, ectx *hcl.EvalContext) (string, error) {
+// evalText evaluates an attribute an action uses (a host, a path) to its
+// plain text, saying whether it was sensitive; an absent one is "".
+func evalText(e hcl.Expression, ectx *hcl.EvalContext) (text string, sensitive bool, err error) {
 	if e == nil {
-		return "", nil
+		return "", false, nil
 	}
 	v, diags := e.Value(ectx)
 	if diags.HasErrors() {
-		return "", fmt.Errorf("%s", diagText(diags))
+		return "", false, errors.New(diagText(diags))
 	}
-	s, _, err := plain(v)
-	return s, err
+	return plain(v)
 }
 
 func evalEnvMap(e hcl.Expression, ectx *hcl.EvalContext) (map[string]string, error) {

@@ -2,8 +2,8 @@ package runner
 
 import (
 	"fmt"
-	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -56,9 +56,13 @@ func hasSensitive(marks cty.ValueMarks) bool {
 	return ok
 }
 
+// cut keeps about n bytes of s, never splitting a character.
 func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }
@@ -142,13 +146,4 @@ func diagText(diags hcl.Diagnostics) string {
 		}
 	}
 	return "unknown error"
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

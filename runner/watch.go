@@ -50,16 +50,21 @@ func (r *run) watch(ctx context.Context, cancel context.CancelCauseFunc) (stop f
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		every := watchEvery
-		for _, l := range r.launches() {
-			if !isLocal(l.target) {
-				every = watchEveryRemote
-			}
-		}
-		tk := time.NewTicker(every)
-		defer tk.Stop()
+		next := time.NewTimer(0)
+		defer next.Stop()
 		for {
+			select {
+			case <-wctx.Done():
+				return
+			case <-next.C:
+			}
+			// The set can grow during the step (the launch it runs), so
+			// the pace is chosen each time: a remote check is a round trip.
+			every := watchEvery
 			for _, l := range r.launches() {
+				if !isLocal(l.target) {
+					every = watchEveryRemote
+				}
 				st, err := l.target.Inspect(wctx, l.proc)
 				if err != nil || st.Alive {
 					continue
@@ -67,11 +72,7 @@ func (r *run) watch(ctx context.Context, cancel context.CancelCauseFunc) (stop f
 				cancel(&diedError{l: l, state: st, tail: r.tail(context.WithoutCancel(wctx), l)})
 				return
 			}
-			select {
-			case <-wctx.Done():
-				return
-			case <-tk.C:
-			}
+			next.Reset(every)
 		}
 	}()
 	return func() {

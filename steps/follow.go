@@ -93,6 +93,10 @@ func (f *Follower) Poll(ctx context.Context) (bool, error) {
 	}
 }
 
+// Read is how many bytes the follower has read in all: it changes exactly
+// when Text does, so a caller can keep what it made of Text until then.
+func (f *Follower) Read() int64 { return f.dropped + int64(len(f.text)) }
+
 // Text is what was written since the follower began (its last 8 MiB).
 func (f *Follower) Text() string { return string(f.text) }
 
@@ -108,24 +112,33 @@ func LinesOf(text string) []string {
 	return strings.Split(s, "\n")
 }
 
-// LastLine is the last non-empty line written.
+// LastLine is the last non-empty line written. It reads back from the
+// end: the runner asks every turn, and the text can be 8 MiB.
 func (f *Follower) LastLine() string {
-	lines := f.Lines()
-	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); l != "" {
-			return strings.TrimRight(lines[i], "\r")
+	text := f.text
+	for {
+		i := bytes.LastIndexByte(text, '\n')
+		if line := text[i+1:]; len(bytes.TrimSpace(line)) > 0 {
+			return strings.TrimRight(string(line), "\r")
 		}
+		if i < 0 {
+			return ""
+		}
+		text = text[:i]
 	}
-	return ""
 }
 
-// Tail is the last n lines.
+// Tail is the last n lines, found from the end.
 func (f *Follower) Tail(n int) []string {
-	lines := f.Lines()
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+	if n <= 0 {
+		return nil
 	}
-	return lines
+	text := bytes.TrimRight(f.text, "\n")
+	i := len(text)
+	for k := 0; k < n && i >= 0; k++ {
+		i = bytes.LastIndexByte(text[:i], '\n')
+	}
+	return LinesOf(string(text[i+1:]))
 }
 
 // Matching returns the lines that contain sub, at most n of them, the last ones.

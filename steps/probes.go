@@ -289,10 +289,11 @@ type httpProbe struct {
 	url     string
 	headers map[string]string
 	body    []byte
+	json    bool // the step reads json: parse the body each turn
 }
 
 func newHTTPProbe(_ context.Context, t targets.Target, s ProbeSpec) (Probe, error) {
-	p := &httpProbe{}
+	p := &httpProbe{json: s.reads("json")}
 	var err error
 	if p.url, err = attrString(s.Attrs, "url", ""); err != nil {
 		return nil, err
@@ -368,10 +369,14 @@ func (p *httpProbe) Observe(ctx context.Context) (cty.Value, error) {
 	if len(headers) > 0 {
 		hv = cty.MapVal(headers)
 	}
+	jv := cty.NullVal(cty.DynamicPseudoType)
+	if p.json {
+		jv = JSONValue(body)
+	}
 	return cty.ObjectVal(map[string]cty.Value{
 		"status":     cty.NumberIntVal(int64(resp.StatusCode)),
 		"body":       cty.StringVal(string(body)),
-		"json":       JSONValue(body),
+		"json":       jv,
 		"headers":    hv,
 		"latency_ms": cty.NumberFloatVal(float64(latency.Microseconds()) / 1000),
 	}), nil
@@ -405,11 +410,19 @@ func addrOf(op *net.OpError) string {
 
 type logProbe struct {
 	f *Follower
+	// What the step reads of the log: the text and its lines cost a copy
+	// of up to 8 MiB (and a value per line) each time they are made.
+	text, lines bool
+	// val is the log as of read bytes of f: made again only when it grew.
+	val  cty.Value
+	read int64
 }
 
 func newLogProbe(ctx context.Context, t targets.Target, s ProbeSpec) (Probe, error) {
+	p := &logProbe{text: s.reads("text"), lines: s.reads("lines")}
 	if s.Launch != nil {
-		return &logProbe{f: FollowStart(t, s.Launch.Log)}, nil
+		p.f = FollowStart(t, s.Launch.Log)
+		return p, nil
 	}
 	path, err := attrString(s.Attrs, "path", "")
 	if err != nil {
@@ -418,11 +431,10 @@ func newLogProbe(ctx context.Context, t targets.Target, s ProbeSpec) (Probe, err
 	if path == "" {
 		return nil, fmt.Errorf("a log probe needs path or step")
 	}
-	f, err := FollowFrom(ctx, t, path)
-	if err != nil {
+	if p.f, err = FollowFrom(ctx, t, path); err != nil {
 		return nil, err
 	}
-	return &logProbe{f: f}, nil
+	return p, nil
 }
 
 func (p *logProbe) Follower() *Follower { return p.f }
@@ -431,16 +443,27 @@ func (p *logProbe) Observe(ctx context.Context) (cty.Value, error) {
 	if _, err := p.f.Poll(ctx); err != nil {
 		return cty.NilVal, err
 	}
-	return LogValue(p.f), nil
+	if n := p.f.Read(); p.val == cty.NilVal || n != p.read {
+		p.val, p.read = p.value(), n
+	}
+	return p.val, nil
 }
 
-// LogValue is a followed log as a plan sees it.
-func LogValue(f *Follower) cty.Value {
+// value is the followed log as the plan sees it; what the step does not
+// read is null.
+func (p *logProbe) value() cty.Value {
+	text, lines := cty.NullVal(cty.String), cty.NullVal(cty.List(cty.String))
+	if p.text {
+		text = cty.StringVal(p.f.Text())
+	}
+	if p.lines {
+		lines = stringList(p.f.Lines())
+	}
 	return cty.ObjectVal(map[string]cty.Value{
-		"text":      cty.StringVal(f.Text()),
-		"lines":     stringList(f.Lines()),
-		"last_line": cty.StringVal(f.LastLine()),
-		"path":      cty.StringVal(f.Path()),
+		"text":      text,
+		"lines":     lines,
+		"last_line": cty.StringVal(p.f.LastLine()),
+		"path":      cty.StringVal(p.f.Path()),
 	})
 }
 

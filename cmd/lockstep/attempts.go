@@ -7,13 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
-
+	"lockstep/plans"
 	"lockstep/runner/records"
 )
 
@@ -68,7 +65,7 @@ func attemptsCmd(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 	}
-	fmt.Fprintf(stderr, "lockstep: %v\n", err)
+	errorf(stderr, "%v", err)
 	var ue attemptsUsageError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(stderr, "run 'lockstep attempts -h' for usage\n")
@@ -211,27 +208,17 @@ func resolvePlan(override, arg string, needOne bool) (root, plan string, err err
 }
 
 // planName is the name a plan file's attempts are kept under: its plan
-// block's label, else the file name without its extension.
+// block's label, else the file name without its extension, as run names
+// them (plans.Parse decides both).
 func planName(path string) (string, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("read plan: %w", err)
 	}
-	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-	f, diags := hclsyntax.ParseConfig(src, path, hcl.InitialPos)
-	if diags.HasErrors() {
-		return name, nil // attempts of a plan that no longer parses still show
-	}
-	body, ok := f.Body.(*hclsyntax.Body)
-	if !ok {
-		return name, nil
-	}
-	for _, b := range body.Blocks {
-		if b.Type == "plan" && len(b.Labels) == 1 {
-			return b.Labels[0], nil
-		}
-	}
-	return name, nil
+	// The diagnostics do not matter: attempts of a plan that no longer
+	// parses or checks still show.
+	p, _ := plans.Parse(path, src)
+	return p.Name, nil
 }
 
 // loadAttempt loads attempt n ("last" for the latest) of plan.

@@ -216,11 +216,13 @@ func TestPlanNameFromTheFile(t *testing.T) {
 		"a.hcl": "plan \"named\" {\n}\n",
 		"b.hcl": "step \"run\" \"x\" {\n  command = \"true\"\n}\n",
 		"c.hcl": "plan \"broken\" {\n",
+		// JSON syntax, as run reads it.
+		"d.json": `{"plan": {"from_json": {}}}`,
 	} {
 		p := filepath.Join(dir, file)
 		os.WriteFile(p, []byte(want), 0o600)
 	}
-	for file, want := range map[string]string{"a.hcl": "named", "b.hcl": "b", "c.hcl": "c"} {
+	for file, want := range map[string]string{"a.hcl": "named", "b.hcl": "b", "c.hcl": "c", "d.json": "from_json"} {
 		if got, err := planName(filepath.Join(dir, file)); err != nil || got != want {
 			t.Errorf("planName(%s) = %q, %v; want %q", file, got, err, want)
 		}

@@ -157,7 +157,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout)
 			fmt.Fprint(stdout, table)
 		} else {
-			fmt.Fprintf(stderr, "lockstep: the table of attempts: %v\n", err)
+			errorf(stderr, "the table of attempts: %v", err)
 		}
 	}
 	return code
@@ -168,11 +168,12 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 func runAttempt(ctx, force context.Context, f runFlags, p *plans.Plan, scope *plans.Scope, root, note string, args []string, stdout, stderr io.Writer) (int, int) {
 	w, err := records.Open(root, p.Name)
 	if err != nil {
-		fmt.Fprintf(stderr, "lockstep: cannot keep the attempt's record: %v\n  hint: choose another folder with --records DIR\n", err)
+		errorf(stderr, "cannot keep the attempt's record: %v", err)
+		hintf(stderr, "choose another folder with --records DIR")
 		return 0, 2
 	}
 	if err := w.SavePlan(p.Source); err != nil {
-		fmt.Fprintf(stderr, "lockstep: cannot keep the plan in the record: %v\n", err)
+		errorf(stderr, "cannot keep the plan in the record: %v", err)
 	}
 	view, closeView := newView(f, stdout)
 	obs := events.Observers{w, view}
@@ -190,11 +191,11 @@ func runAttempt(ctx, force context.Context, f runFlags, p *plans.Plan, scope *pl
 	})
 	closeView()
 	if err := w.Close(); err != nil {
-		fmt.Fprintf(stderr, "lockstep: the attempt's record may be incomplete: %v\n", err)
+		errorf(stderr, "the attempt's record may be incomplete: %v", err)
 	}
 	if f.junit != "" {
 		if err := writeJUnit(f.junit, w.Dir()); err != nil {
-			fmt.Fprintf(stderr, "lockstep: writing %s: %v\n", f.junit, err)
+			errorf(stderr, "writing %s: %v", f.junit, err)
 		}
 	}
 	return w.Number(), res.ExitCode()
@@ -238,7 +239,7 @@ func interrupts(stderr io.Writer) (ctx, force context.Context, stop func()) {
 					cancel()
 					continue
 				}
-				fmt.Fprintln(stderr, "lockstep: interrupted again: skipping the remaining always steps; launched processes are still being stopped")
+				errorf(stderr, "interrupted again: skipping the remaining always steps; launched processes are still being stopped")
 				cancelForce()
 			}
 		}

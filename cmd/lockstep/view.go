@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"lockstep/runner/events"
+	"lockstep/runner/records"
 )
 
 // The views render the runner's events. None of them decides anything:
@@ -67,12 +69,17 @@ func progressText(p *events.Progress) string {
 		parts = append(parts, fmt.Sprintf("%.0f%%", *p.Fraction*100))
 	}
 	if p.Done > 0 {
-		parts = append(parts, fmt.Sprintf("%d done, %s/s, %d errors", p.Done, num(p.Rate), p.Errors))
+		parts = append(parts, loadText(p))
 	}
 	if p.LastLine != "" {
 		parts = append(parts, p.LastLine)
 	}
 	return "progress: " + strings.Join(parts, ", ") + " (" + dur(p.Elapsed) + ")"
+}
+
+// loadText is a load's counters.
+func loadText(p *events.Progress) string {
+	return fmt.Sprintf("%d done, %s/s, %d errors", p.Done, records.Metric(p.Rate), p.Errors)
 }
 
 func newLineView(w io.Writer, s style) *lineView { return &lineView{w: w, s: s} }
@@ -202,7 +209,7 @@ func evidenceLines(ev *events.Evidence, s style) []string {
 	}
 	if len(ev.Values) > 0 {
 		out = append(out, "    values:")
-		for _, k := range sortedKeys(ev.Values) {
+		for _, k := range slices.Sorted(maps.Keys(ev.Values)) {
 			out = append(out, fmt.Sprintf("      %s = %s", k, ev.Values[k]))
 		}
 	}
@@ -231,8 +238,8 @@ func evidenceLines(ev *events.Evidence, s style) []string {
 func metricsLines(m map[string]float64) []string {
 	var lines []string
 	line := "   "
-	for _, k := range sortedKeys(m) {
-		part := fmt.Sprintf(" %s=%s", k, num(m[k]))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		part := fmt.Sprintf(" %s=%s", k, records.Metric(m[k]))
 		if len(line)+len(part) > 100 {
 			lines = append(lines, line)
 			line = "   "
@@ -243,16 +250,6 @@ func metricsLines(m map[string]float64) []string {
 		lines = append(lines, line)
 	}
 	return lines
-}
-
-func num(f float64) string {
-	switch {
-	case f == float64(int64(f)) && f < 1e15 && f > -1e15:
-		return fmt.Sprintf("%d", int64(f))
-	case f >= 100 || f <= -100:
-		return fmt.Sprintf("%.1f", f)
-	}
-	return fmt.Sprintf("%.3g", f)
 }
 
 func dur(d time.Duration) string {
@@ -366,7 +363,7 @@ func (v *liveView) Emit(e events.Event) {
 		v.frac = e.Progress.Fraction
 		v.last = e.Progress.LastLine
 		if e.Progress.Done > 0 {
-			v.last = fmt.Sprintf("%d done, %s/s, %d errors", e.Progress.Done, num(e.Progress.Rate), e.Progress.Errors)
+			v.last = loadText(e.Progress)
 		}
 		return
 	case events.Observed:
@@ -383,15 +380,6 @@ func (v *liveView) Emit(e events.Event) {
 	for _, l := range lines {
 		fmt.Fprintln(v.w, l)
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // firstLineOf shortens a multi-line command (a heredoc) to its first line;

@@ -2,7 +2,9 @@ package records
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -141,7 +143,7 @@ func Compare(a, b *Attempt) Comparison {
 	for n := range b.Start.Vars {
 		names[n] = true
 	}
-	for _, n := range sortedKeys(names) {
+	for _, n := range slices.Sorted(maps.Keys(names)) {
 		va, vb := a.Start.Vars[n], b.Start.Vars[n]
 		if va == redacted || vb == redacted {
 			c.Sensitive = append(c.Sensitive, n)
@@ -246,7 +248,7 @@ func optNum(v *float64) string {
 	if v == nil {
 		return "-"
 	}
-	return num(*v)
+	return Metric(*v)
 }
 
 func signed(v *float64) string {
@@ -254,9 +256,9 @@ func signed(v *float64) string {
 		return ""
 	}
 	if *v > 0 {
-		return "+" + num(*v)
+		return "+" + Metric(*v)
 	}
-	return num(*v)
+	return Metric(*v)
 }
 
 func percent(v *float64) string {

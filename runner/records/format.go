@@ -3,8 +3,9 @@ package records
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -122,9 +123,9 @@ func cut(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// num renders a metric: whole numbers as such, others to a sensible
-// precision.
-func num(v float64) string {
+// Metric renders a metric (or a rate) as every view shows it, live and
+// in reports: whole numbers as such, others to a sensible precision.
+func Metric(v float64) string {
 	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):
 		return fmt.Sprint(v)
@@ -181,7 +182,7 @@ func changed(s events.Start) []string {
 // defaults (or have none).
 func changedNames(s events.Start) []string {
 	var out []string
-	for _, name := range sortedKeys(s.Vars) {
+	for _, name := range slices.Sorted(maps.Keys(s.Vars)) {
 		v := s.Vars[name]
 		if v == redacted {
 			continue
@@ -196,15 +197,6 @@ func changedNames(s events.Start) []string {
 
 // redacted is how the runner renders a sensitive value.
 const redacted = "(sensitive)"
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
 
 // status is an attempt's outcome in one word.
 func status(a *Attempt) string {

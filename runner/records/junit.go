@@ -4,6 +4,8 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -116,7 +118,7 @@ func WriteJUnit(w io.Writer, rec *Attempt) error {
 	prop("plan_sha256", rec.Start.PlanSHA256)
 	prop("user", rec.Start.User)
 	prop("command", strings.Join(rec.Start.Args, " "))
-	for _, name := range sortedKeys(rec.Start.Vars) {
+	for _, name := range slices.Sorted(maps.Keys(rec.Start.Vars)) {
 		prop("var."+name, rec.Start.Vars[name])
 	}
 	for _, st := range rec.Steps {
@@ -190,7 +192,7 @@ func evidenceText(st *Step) string {
 	for _, c := range ev.Conditions {
 		b.WriteString(condLine(c) + "\n")
 	}
-	for _, k := range sortedKeys(ev.Values) {
+	for _, k := range slices.Sorted(maps.Keys(ev.Values)) {
 		b.WriteString(k + " = " + ev.Values[k] + "\n")
 	}
 	if len(ev.History) > 0 {
@@ -214,8 +216,8 @@ func stepOut(st *Step) string {
 		}
 	}
 	if st.Outcome != nil && len(st.Outcome.Metrics) > 0 {
-		for _, k := range sortedKeys(st.Outcome.Metrics) {
-			b.WriteString(k + " = " + num(st.Outcome.Metrics[k]) + "\n")
+		for _, k := range slices.Sorted(maps.Keys(st.Outcome.Metrics)) {
+			b.WriteString(k + " = " + Metric(st.Outcome.Metrics[k]) + "\n")
 		}
 	}
 	if st.Outcome != nil && st.Outcome.Evidence != nil {
@@ -223,7 +225,7 @@ func stepOut(st *Step) string {
 		if len(ev.LogLines) > 0 {
 			b.WriteString("log lines:\n" + strings.Join(ev.LogLines, "\n") + "\n")
 		}
-		for _, addr := range sortedKeys(ev.LogTail) {
+		for _, addr := range slices.Sorted(maps.Keys(ev.LogTail)) {
 			b.WriteString("log tail of " + addr + ":\n" + strings.Join(ev.LogTail[addr], "\n") + "\n")
 		}
 	}

@@ -2,6 +2,8 @@ package records
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -51,7 +53,7 @@ func Show(a *Attempt, format string) (string, error) {
 	if len(a.Start.Vars) > 0 {
 		p.heading(2, "variables")
 		g := &grid{head: []string{"name", "value", "default"}}
-		for _, name := range sortedKeys(a.Start.Vars) {
+		for _, name := range slices.Sorted(maps.Keys(a.Start.Vars)) {
 			v := a.Start.Vars[name]
 			d, ok := a.Start.Defaults[name]
 			switch {
@@ -77,7 +79,7 @@ func Show(a *Attempt, format string) (string, error) {
 		g := &grid{head: []string{"step", "metric", "value", "spread"}, right: []bool{false, false, true, false}}
 		for _, m := range ms {
 			v, _ := m.value(a)
-			g.add(m.step, m.name, num(v), spread(a, m))
+			g.add(m.step, m.name, Metric(v), spread(a, m))
 		}
 		p.table(g)
 	}
@@ -131,7 +133,7 @@ func showStep(p *page, a *Attempt, s *Step) {
 	}
 	if o != nil && len(o.Outputs) > 0 {
 		var outs []string
-		for _, k := range sortedKeys(o.Outputs) {
+		for _, k := range slices.Sorted(maps.Keys(o.Outputs)) {
 			outs = append(outs, k+"="+o.Outputs[k])
 		}
 		kv = append(kv, "outputs", strings.Join(outs, " "))
@@ -142,7 +144,7 @@ func showStep(p *page, a *Attempt, s *Step) {
 	p.fields(kv...)
 	if o != nil && len(o.Notes) > 0 {
 		var notes []string
-		for _, k := range sortedKeys(o.Notes) {
+		for _, k := range slices.Sorted(maps.Keys(o.Notes)) {
 			notes = append(notes, k+": "+o.Notes[k])
 		}
 		p.list("notes", notes)
@@ -159,7 +161,7 @@ func showStep(p *page, a *Attempt, s *Step) {
 		}
 		p.list("evidence", conds)
 		var vals []string
-		for _, k := range sortedKeys(ev.Values) {
+		for _, k := range slices.Sorted(maps.Keys(ev.Values)) {
 			vals = append(vals, k+" = "+ev.Values[k])
 		}
 		p.list("values read", vals)
@@ -169,7 +171,7 @@ func showStep(p *page, a *Attempt, s *Step) {
 		}
 		p.list("history", hist)
 		p.verbatim("log lines", "", ev.LogLines)
-		for _, addr := range sortedKeys(ev.LogTail) {
+		for _, addr := range slices.Sorted(maps.Keys(ev.LogTail)) {
 			p.verbatim("log tail of "+addr, "", ev.LogTail[addr])
 		}
 	} else if len(s.Observations) > 0 {
@@ -270,7 +272,7 @@ func spread(a *Attempt, m metric) string {
 		if !ok {
 			return ""
 		}
-		return fmt.Sprintf("median of %d, min %s, max %s, stddev %s", len(st.Values), num(st.Min), num(st.Max), num(st.Stddev))
+		return fmt.Sprintf("median of %d, min %s, max %s, stddev %s", len(st.Values), Metric(st.Min), Metric(st.Max), Metric(st.Stddev))
 	}
 	return ""
 }

@@ -93,7 +93,7 @@ func tableGrid(atts []*Attempt) *grid {
 		for _, m := range keys {
 			v, ok := m.value(a)
 			if ok {
-				cells = append(cells, num(v))
+				cells = append(cells, Metric(v))
 			} else {
 				cells = append(cells, "")
 			}

@@ -1,0 +1,97 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"lockstep/targets"
+)
+
+func TestHTTPProbeParsesJSONOnlyWhenRead(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"ready": true}`))
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		name  string
+		reads map[string]bool
+		json  bool
+	}{
+		{"read whole", nil, true},
+		{"json read", map[string]bool{"json": true}, true},
+		{"only status read", map[string]bool{"status": true}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			p, err := NewProbe(ctx, targets.NewLocal(), ProbeSpec{Kind: "http", Name: "h", Attrs: map[string]cty.Value{"url": cty.StringVal(srv.URL)}, Reads: tc.reads})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := p.Observe(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := v.GetAttr("status"); !got.Equals(cty.NumberIntVal(200)).True() {
+				t.Errorf("status = %#v", got)
+			}
+			j := v.GetAttr("json")
+			if tc.json {
+				if j.IsNull() || !j.GetAttr("ready").True() {
+					t.Errorf("json = %#v, want ready = true", j)
+				}
+			} else if !j.IsNull() {
+				t.Errorf("json = %#v, want null (not read)", j)
+			}
+		})
+	}
+}
+
+func TestLogProbeMakesOnlyWhatIsRead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.log")
+	os.WriteFile(path, nil, 0o600)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name        string
+		reads       map[string]bool
+		text, lines bool
+	}{
+		{"read whole", nil, true, true},
+		{"text read", map[string]bool{"text": true}, true, false},
+		{"only last_line read", map[string]bool{"last_line": true}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := NewProbe(ctx, targets.NewLocal(), ProbeSpec{Kind: "log", Name: "l", Attrs: map[string]cty.Value{"path": cty.StringVal(path)}, Reads: tc.reads})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			fmt.Fprintln(f, "starting")
+			fmt.Fprintln(f, "ready")
+			f.Close()
+			v, err := p.Observe(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := v.GetAttr("last_line").AsString(); got != "ready" {
+				t.Errorf("last_line = %q", got)
+			}
+			if text := v.GetAttr("text"); text.IsNull() == tc.text || (tc.text && text.AsString() != "starting\nready\n") {
+				t.Errorf("text = %#v", text)
+			}
+			if lines := v.GetAttr("lines"); lines.IsNull() == tc.lines || (tc.lines && lines.LengthInt() != 2) {
+				t.Errorf("lines = %#v", lines)
+			}
+			// Nothing written since: the same value, not made again.
+			if again, _ := p.Observe(ctx); !again.RawEquals(v) {
+				t.Errorf("second observation %#v, want %#v", again, v)
+			}
+		})
+	}
+}
