@@ -128,6 +128,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 			errorf(stderr, "the variables of %s do not resolve: nothing was run", f.plan)
 			return exitInvalid
 		}
+		if i == 0 {
+			// Warnings (a var file setting a variable the plan does not
+			// declare) are the same for every combination: say them once.
+			writeDiagnostics(stderr, s.Files, diags)
+		}
 		scopes[i] = s
 	}
 	root := records.Root(f.records, f.plan)
