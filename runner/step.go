@@ -1,9 +1,11 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"time"
 
@@ -413,11 +415,7 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 	if g, diags := s.r.o.Scope.Grace(s.st); !diags.HasErrors() {
 		s.grace = g
 	}
-	moved, err := s.t.MoveAside(ctx, logPath)
-	if err != nil {
-		return s.errored(fmt.Errorf("moving the old log aside: %w", err)), true
-	}
-	proc, err := s.t.Start(ctx, cmd, logPath)
+	moved, proc, err := s.startFresh(ctx, cmd, logPath)
 	if err != nil {
 		if ctx.Err() != nil {
 			return s.ended(ctx, outer), true
@@ -426,7 +424,7 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 	}
 	s.own = &launched{addr: s.ev.Addr, target: s.t, proc: proc, keep: s.st.Keep || s.r.o.Keep}
 	s.r.addLaunch(s.own)
-	s.ownLog = steps.FollowStart(s.t, logPath)
+	s.ownLog = steps.FollowLaunch(s.t, proc, 0)
 	s.followers = append(s.followers, s.ownLog)
 	s.self["pid"] = cty.NumberIntVal(int64(proc.PID))
 	s.self["pgid"] = cty.NumberIntVal(int64(proc.PGID))
@@ -435,6 +433,30 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 	s.self["alive"] = cty.True
 	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown, PID: proc.PID, PGID: proc.PGID, Log: logPath, MovedLog: moved}})
 	return events.Outcome{}, false
+}
+
+// startTries bounds how often a launch moves a log aside and starts again
+// because another launch created a new log at the path in between.
+const startTries = 5
+
+// startFresh moves an old log aside and starts the launch with a log of its
+// own: Start creates the file and refuses one that exists, so when
+// another launch (a second attempt at once) made one after the move, it
+// is moved aside too (that launch follows its file by identity, not by
+// name) and the start tried again. moved is the first file moved aside.
+func (s *stepRun) startFresh(ctx context.Context, cmd targets.Command, logPath string) (moved string, proc targets.Process, err error) {
+	for try := 1; ; try++ {
+		m, err := s.t.MoveAside(ctx, logPath)
+		if err != nil {
+			return moved, proc, fmt.Errorf("moving the old log aside: %w", err)
+		}
+		moved = cmp.Or(moved, m)
+		proc, err = s.t.Start(ctx, cmd, logPath)
+		if errors.Is(err, fs.ErrExist) && try < startTries {
+			continue
+		}
+		return moved, proc, err
+	}
 }
 
 // defaultLog is where a launch writes when its plan names no log: beside

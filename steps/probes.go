@@ -421,7 +421,7 @@ type logProbe struct {
 func newLogProbe(ctx context.Context, t targets.Target, s ProbeSpec) (Probe, error) {
 	p := &logProbe{text: s.reads("text"), lines: s.reads("lines")}
 	if s.Launch != nil {
-		p.f = FollowStart(t, s.Launch.Log)
+		p.f = FollowLaunch(t, s.Launch.Process, 0)
 		return p, nil
 	}
 	path, err := attrString(s.Attrs, "path", "")

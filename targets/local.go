@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -129,11 +130,15 @@ func (l *Local) Start(ctx context.Context, c Command, log string) (Process, erro
 	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
 		return Process{}, fmt.Errorf("start: log directory: %w", err)
 	}
-	out, err := os.OpenFile(log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	out, err := createLog(log)
 	if err != nil {
 		return Process{}, fmt.Errorf("start: %w", err)
 	}
 	defer out.Close()
+	outInfo, err := out.Stat()
+	if err != nil {
+		return Process{}, fmt.Errorf("start: %w", err)
+	}
 	in, err := os.Open(os.DevNull)
 	if err != nil {
 		return Process{}, fmt.Errorf("start: %w", err)
@@ -176,7 +181,20 @@ func (l *Local) Start(ctx context.Context, c Command, log string) (Process, erro
 		StartTime: st.StartTime,
 		Command:   procCommand(cmdline, st.Comm),
 		Log:       log,
+		LogID:     localFileInfo(outInfo).ID,
 	}, nil
+}
+
+// createLog creates a launch's log for appending. A regular file already
+// there is an error wrapping fs.ErrExist (O_EXCL decides, so two launches
+// racing for one path never share a file); a device or a fifo (/dev/null)
+// is opened as it is.
+func createLog(path string) (*os.File, error) {
+	flags := os.O_WRONLY | os.O_APPEND | os.O_CREATE | os.O_EXCL
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		flags &^= os.O_CREATE | os.O_EXCL
+	}
+	return os.OpenFile(path, flags, 0o644)
 }
 
 // localReapWait bounds how long Inspect waits for our reaper to collect a
@@ -450,7 +468,12 @@ func (l *Local) ReadAt(ctx context.Context, path string, off int64, max int) ([]
 	if err != nil {
 		return nil, FileInfo{}, fmt.Errorf("read %s: %w", path, err)
 	}
-	info := localFileInfo(st)
+	return readOpen(f, localFileInfo(st), off, max)
+}
+
+// readOpen reads up to max bytes of the open file f, described by info,
+// from off, up to the size info saw.
+func readOpen(f *os.File, info FileInfo, off int64, max int) ([]byte, FileInfo, error) {
 	n := min(int64(max), info.Size-off)
 	if n <= 0 {
 		return nil, info, nil
@@ -458,9 +481,98 @@ func (l *Local) ReadAt(ctx context.Context, path string, off int64, max int) ([]
 	buf := make([]byte, n)
 	got, err := f.ReadAt(buf, off)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, info, fmt.Errorf("read %s at %d: %w", path, off, err)
+		return nil, info, fmt.Errorf("read %s at %d: %w", f.Name(), off, err)
 	}
 	return buf[:got], info, nil
+}
+
+// ReadFile reads the file ref names by identity: at ref.At, at ref.Path,
+// through /proc/PID/fd of ref.PIDs, or among the entries of ref.Path's
+// directory, in that order, opening each and checking the identity on the
+// open descriptor.
+func (l *Local) ReadFile(ctx context.Context, ref FileRef, off int64, max int) ([]byte, FileInfo, error) {
+	if off < 0 {
+		return nil, FileInfo{}, fmt.Errorf("read %s: negative offset %d", ref.Path, off)
+	}
+	if ref.ID == "" {
+		return nil, FileInfo{}, fmt.Errorf("read %s: no file identity to read by", ref.Path)
+	}
+	try := func(name string) (*os.File, FileInfo, bool) {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, FileInfo{}, false
+		}
+		st, err := f.Stat()
+		if err != nil || localFileInfo(st).ID != ref.ID {
+			f.Close()
+			return nil, FileInfo{}, false
+		}
+		info := localFileInfo(st)
+		info.Path = name
+		return f, info, true
+	}
+	// Stages, cheapest first: the next is listed only when the ones
+	// before found nothing.
+	stages := []func() []string{
+		func() []string {
+			if ref.At != "" && ref.At != ref.Path {
+				return []string{ref.At, ref.Path}
+			}
+			return []string{ref.Path}
+		},
+		func() []string { return localHolders(ref.PIDs) },
+		func() []string { return localSameInode(ref) },
+	}
+	for _, stage := range stages {
+		for _, name := range stage() {
+			if err := ctx.Err(); err != nil {
+				return nil, FileInfo{}, fmt.Errorf("read %s: %w", ref.Path, err)
+			}
+			if f, info, ok := try(name); ok {
+				defer f.Close()
+				return readOpen(f, info, off, max)
+			}
+		}
+	}
+	return nil, FileInfo{}, nil
+}
+
+// localHolders are the open descriptors of pids, as /proc/PID/fd/N: opening
+// one opens the very file the process holds, wherever it has gone.
+func localHolders(pids []int) []string {
+	var names []string
+	seen := map[int]bool{}
+	for _, pid := range pids {
+		if pid <= 0 || seen[pid] {
+			continue
+		}
+		seen[pid] = true
+		dir := filepath.Join(localProcRoot, strconv.Itoa(pid), "fd")
+		fds, _ := os.ReadDir(dir)
+		for _, fd := range fds {
+			names = append(names, filepath.Join(dir, fd.Name()))
+		}
+	}
+	return names
+}
+
+// localSameInode are the entries of ref.Path's directory with ref's inode:
+// the file renamed beside its old name (moved aside, rotated).
+func localSameInode(ref FileRef) []string {
+	_, ino, _ := strings.Cut(ref.ID, ":")
+	dir := filepath.Dir(ref.Path)
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && strconv.FormatUint(st.Ino, 10) == ino {
+			names = append(names, filepath.Join(dir, e.Name()))
+		}
+	}
+	return names
 }
 
 func localFileInfo(fi fs.FileInfo) FileInfo {

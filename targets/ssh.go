@@ -2,10 +2,12 @@ package targets
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"net"
 	"regexp"
@@ -518,6 +520,8 @@ const stateDir = `d=/tmp/lockstep-"${LOGNAME:-$(id -u)}"` + "\n"
 // The command reaches the wrapper and the command's shell in the
 // environment, not in argv: a process probe matching the command line
 // must find the command alone, not its wrapper too.
+// The log is created afresh (noclobber: O_EXCL), then opened again
+// through /proc for appending, and its identity sent before the stat line.
 // Only the command writes to the log: the wrapper's own stderr, where sh
 // reports "Terminated", is /dev/null, so the command's shell points its
 // output at the log itself (dash prints that report to the command's
@@ -526,7 +530,14 @@ const launchWrapper = `d=$1 log=$2
 st="$d/$$.status"
 rm -f "$st" "$st.tmp"
 trap : TERM INT HUP
-{ command exec 4>>"$log"; } 2>/dev/null || { echo "error: cannot open the log $log for writing" >&3; exit 1; }
+set -C
+{ command exec 5>"$log"; } 2>/dev/null || {
+	if [ -f "$log" ]; then echo exists >&3; else echo "error: cannot open the log $log for writing" >&3; fi
+	exit 1
+}
+set +C
+exec 4>>/proc/$$/fd/5 5>&-
+printf 'logid %s\n' "$(stat -L -c %d:%i /proc/$$/fd/4)" >&3
 c=$LOCKSTEP_COMMAND
 unset LOCKSTEP_COMMAND
 LOCKSTEP_COMMAND=$c /bin/sh -c 'read -r s </proc/$$/stat; echo "$s" >&3; exec 3>&- 1>&4 2>&4 4>&-; c=$LOCKSTEP_COMMAND; unset LOCKSTEP_COMMAND; exec /bin/sh -c "$c"' lockstep-inner
@@ -548,14 +559,19 @@ f="$d/start.$$"
 rm -f "$f"
 mkfifo "$f" || exit
 ( exec 3>"$f"; LOCKSTEP_COMMAND=$inner exec setsid /bin/sh -c "$wrapper" lockstep-launch "$d" "$log" </dev/null >/dev/null 2>&1 ) &
-IFS= read -r line <"$f"
+exec 5<"$f"
+IFS= read -r line <&5
+case $line in "logid "*) logid=${line#logid }; IFS= read -r line <&5 ;; esac
+exec 5<&-
 rm -f "$f"
 case $line in
 "") echo "the launch wrapper did not start (is setsid, from util-linux, installed?)" >&2; exit 92 ;;
+exists) echo exists; exit 0 ;;
 error:*) echo "${line#error: }" >&2; exit 93 ;;
 esac
 pid=${line%% *}
 printf 'stat %s\n' "$line"
+printf 'logid %s\n' "$logid"
 i=0
 while c=$(tr '\0\n' '  ' </proc/$pid/cmdline 2>/dev/null); do
 	case $c in *lockstep-inner*) ;; *) break ;; esac
@@ -592,6 +608,9 @@ func (s *SSH) Start(ctx context.Context, c Command, log string) (Process, error)
 	if err != nil {
 		return Process{}, err
 	}
+	if string(out) == "exists\n" {
+		return Process{}, s.errorf("start: log %s: %w", log, fs.ErrExist)
+	}
 	statLine, rest, _ := bytes.Cut(out, []byte("\n"))
 	statLine, ok := bytes.CutPrefix(statLine, []byte("stat "))
 	if !ok {
@@ -608,6 +627,9 @@ func (s *SSH) Start(ctx context.Context, c Command, log string) (Process, error)
 		}
 		if v, ok := strings.CutPrefix(line, "log "); ok && v != "" {
 			p.Log = v
+		}
+		if v, ok := strings.CutPrefix(line, "logid "); ok {
+			p.LogID = strings.TrimSpace(v)
 		}
 	}
 	if p.Command == "" {
@@ -876,6 +898,78 @@ func (s *SSH) ReadAt(ctx context.Context, path string, off int64, max int) ([]by
 	if err != nil {
 		return nil, FileInfo{}, err
 	}
+	if len(data) == 0 {
+		data = nil
+	}
+	return data, info, nil
+}
+
+// readFileScript finds the file with identity $id as ReadFile does: at
+// $at, at $p, among the descriptors of $pids, among the entries of $p's
+// directory with its inode, opening each on fd 3 and checking the
+// identity there. It prints where it found the file, its stat line, then
+// the bytes, as readScript.
+const readFileScript = `try() {
+	{ command exec 3<"$1"; } 2>/dev/null || return 1
+	info=$(stat -L -c ` + statFormat + ` /proc/self/fd/3) || return 1
+	case $info in *" $id "*) return 0 ;; esac
+	exec 3<&-
+	return 1
+}
+nl='
+'
+found=
+for c in "$at" "$p"; do [ -n "$c" ] && try "$c" && { found=$c; break; }; done
+if [ -z "$found" ]; then
+	IFS=$nl
+	for c in $(for q in $pids; do stat -L -c '%d:%i %n' /proc/$q/fd/* 2>/dev/null; done | sed -n "s|^$id ||p") \
+		$(find "$(dirname -- "$p")" -maxdepth 1 -inum "${id#*:}" 2>/dev/null); do
+		try "$c" && { found=$c; break; }
+	done
+	unset IFS
+fi
+[ -n "$found" ] || { echo missing; exit 0; }
+printf '%s\n%s\n' "$found" "$info"
+n=$(( ${info%% *} - off ))
+[ $n -gt $max ] && n=$max
+[ $n -gt 0 ] || exit 0
+tail -c +$((off + 1)) <&3 | head -c $n
+`
+
+// ReadFile reads the file ref names by identity, in one round trip.
+func (s *SSH) ReadFile(ctx context.Context, ref FileRef, off int64, max int) ([]byte, FileInfo, error) {
+	if off < 0 {
+		return nil, FileInfo{}, s.errorf("read %s: negative offset %d", ref.Path, off)
+	}
+	if ref.ID == "" || strings.ContainsAny(ref.ID, "'\"|\\ \n") {
+		return nil, FileInfo{}, s.errorf("read %s: no file identity to read by", ref.Path)
+	}
+	var pids []string
+	for _, p := range ref.PIDs {
+		if p > 0 {
+			pids = append(pids, strconv.Itoa(p))
+		}
+	}
+	at := ""
+	if ref.At != "" && ref.At != ref.Path {
+		at = remotePath(ref.At)
+	}
+	script := "p=" + remotePath(ref.Path) + " at=" + cmp.Or(at, "''") + " id=" + shellQuote(ref.ID) +
+		" pids=" + shellQuote(strings.Join(pids, " ")) + fmt.Sprintf(" off=%d max=%d\n", off, max) + readFileScript
+	out, err := s.script(ctx, "read "+ref.Path, script)
+	if err != nil {
+		return nil, FileInfo{}, err
+	}
+	if string(out) == "missing\n" {
+		return nil, FileInfo{}, nil
+	}
+	found, out, _ := bytes.Cut(out, []byte("\n"))
+	line, data, _ := bytes.Cut(out, []byte("\n"))
+	info, err := s.parseFileInfo(ref.Path, string(line))
+	if err != nil {
+		return nil, FileInfo{}, err
+	}
+	info.Path = string(found)
 	if len(data) == 0 {
 		data = nil
 	}
