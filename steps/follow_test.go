@@ -2,6 +2,8 @@ package steps
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -295,7 +297,7 @@ func testFollowLaunchReadsOnlyItsOwnLog(t *testing.T, tg targets.Target) {
 	fa := FollowLaunch(tg, a, 0)
 	waitFor(t, ctx, fa, "first starting")
 	// A launch never writes into a file that is there.
-	if _, err := tg.Start(ctx, targets.Command{Line: "echo intruder"}, log); err == nil || !strings.Contains(err.Error(), "exists") {
+	if _, err := tg.Start(ctx, targets.Command{Line: "echo intruder"}, log); !errors.Is(err, fs.ErrExist) {
 		t.Fatalf("Start on an existing log: %v; want it refused", err)
 	}
 	moved, err := tg.MoveAside(ctx, log)

@@ -921,11 +921,10 @@ nl='
 found=
 for c in "$at" "$p"; do [ -n "$c" ] && try "$c" && { found=$c; break; }; done
 if [ -z "$found" ]; then
+	held=$(for q in $pids; do stat -L -c '%d:%i %n' /proc/$q/fd/* 2>/dev/null; done | sed -n "s|^$id ||p")
+	beside=$(find "$(dirname -- "$p")" -maxdepth 1 -inum "${id#*:}" 2>/dev/null)
 	IFS=$nl
-	for c in $(for q in $pids; do stat -L -c '%d:%i %n' /proc/$q/fd/* 2>/dev/null; done | sed -n "s|^$id ||p") \
-		$(find "$(dirname -- "$p")" -maxdepth 1 -inum "${id#*:}" 2>/dev/null); do
-		try "$c" && { found=$c; break; }
-	done
+	for c in $held $beside; do try "$c" && { found=$c; break; }; done
 	unset IFS
 fi
 [ -n "$found" ] || { echo missing; exit 0; }

@@ -1,0 +1,59 @@
+package targets
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"lockstep/targets/sshtest"
+)
+
+func TestReadFileByIdentity(t *testing.T) {
+	t.Run("local", func(t *testing.T) { testReadFileByIdentity(t, NewLocal()) })
+	t.Run("ssh", func(t *testing.T) { testReadFileByIdentity(t, testSSH(t, sshtest.StartSSHD(t))) })
+}
+
+// testReadFileByIdentity: a file is read by its identity wherever it is
+// renamed beside its name, never the new file at its path, and not at all
+// once it is gone.
+func testReadFileByIdentity(t *testing.T, tg Target) {
+	ctx := ctxFor(t, time.Minute)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.log")
+	os.WriteFile(path, []byte("mine\n"), 0o600)
+	fi, err := tg.Stat(ctx, path)
+	if err != nil || !fi.Exists {
+		t.Fatal(fi, err)
+	}
+	ref := FileRef{Path: path, ID: fi.ID}
+	read := func(ref FileRef) (string, FileInfo) {
+		t.Helper()
+		b, info, err := tg.ReadFile(ctx, ref, 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b), info
+	}
+	if got, info := read(ref); got != "mine\n" || info.Path != path || info.ID != fi.ID {
+		t.Errorf("at its path: %q, %+v", got, info)
+	}
+	os.Rename(path, path+".1")
+	os.WriteFile(path, []byte("someone else's\n"), 0o600)
+	got, info := read(ref)
+	if got != "mine\n" || info.Path != path+".1" {
+		t.Errorf("renamed beside a new file: %q, %+v; want the renamed file read", got, info)
+	}
+	ref.At = info.Path
+	if got, _ := read(ref); got != "mine\n" {
+		t.Errorf("from where it was last found: %q", got)
+	}
+	os.Remove(path + ".1")
+	if got, info := read(ref); got != "" || info.Exists {
+		t.Errorf("gone: %q, %+v; want not found, and the new file never read", got, info)
+	}
+	if _, _, err := tg.ReadFile(context.Background(), FileRef{Path: path}, 0, 10); err == nil {
+		t.Errorf("ReadFile without an identity: no error")
+	}
+}
