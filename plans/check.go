@@ -624,8 +624,14 @@ func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {
 			diags = append(diags, checkDuration(e, v, "timeout", true)...)
 		}
 	}
-	if p.stepExpr != nil && strings.HasPrefix(p.Step, "launch.") {
-		if tr, ds := hcl.AbsTraversalForExpr(p.stepExpr); !ds.HasErrors() {
+	for _, ref := range []struct {
+		expr hcl.Expression
+		addr string
+	}{{p.stepExpr, p.Step}, {p.sinceExpr, p.Since}} {
+		if ref.expr == nil || !strings.HasPrefix(ref.addr, "launch.") {
+			continue
+		}
+		if tr, ds := hcl.AbsTraversalForExpr(ref.expr); !ds.HasErrors() {
 			if d := c.ref(tr, ctxAction, i); d != nil {
 				diags = append(diags, d)
 			}

@@ -774,33 +774,29 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 		delete(content.Attributes, a.Name)
 	}
 	for name, a := range content.Attributes {
-		if name == "step" {
+		if name == "step" || name == "since" {
 			continue
 		}
 		p.Attrs[name] = a.Expr
 	}
 	if a, ok := content.Attributes["step"]; ok {
 		p.stepExpr = a.Expr
-		tr, ds := hcl.AbsTraversalForExpr(a.Expr)
-		if ds.HasErrors() || len(tr) != 3 || tr.RootName() != "step" {
+		var ds hcl.Diagnostics
+		p.Step, ds = launchRef(p.Kind, "step", a.Expr, "follows what a launch started")
+		diags = append(diags, ds...)
+	}
+	if a, ok := content.Attributes["since"]; ok {
+		p.sinceExpr = a.Expr
+		var ds hcl.Diagnostics
+		p.Since, ds = launchRef(p.Kind, "since", a.Expr, "reads from a launch's start")
+		diags = append(diags, ds...)
+		if _, both := content.Attributes["step"]; both {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
-				Summary:  "Invalid step reference",
-				Detail:   "Write step = step.launch.NAME, naming an earlier launch step.",
-				Subject:  a.Expr.Range().Ptr(),
+				Summary:  "Conflicting arguments",
+				Detail:   fmt.Sprintf("since is for a probe with path; %s %s probe with step already reads that launch's log from its start. Remove since.", article(p.Kind), p.Kind),
+				Subject:  a.NameRange.Ptr(),
 			})
-		} else {
-			k, _ := tr[1].(hcl.TraverseAttr)
-			n, _ := tr[2].(hcl.TraverseAttr)
-			p.Step = k.Name + "." + n.Name
-			if k.Name != "launch" && k.Name != "" {
-				diags = append(diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Invalid step reference",
-					Detail:   fmt.Sprintf("%s %s probe follows what a launch started; step.%s is not a launch. Write step = step.launch.NAME.", article(p.Kind), p.Kind, p.Step),
-					Subject:  a.Expr.Range().Ptr(),
-				})
-			}
 		}
 	}
 	var set []string
@@ -1011,4 +1007,31 @@ func parseSource(filename string, src []byte) (*hcl.File, hcl.Diagnostics) {
 		return json.Parse(src, filename)
 	}
 	return hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+}
+
+// launchRef reads attribute name (step, since) of a probe, which must name
+// a launch as step.launch.NAME, and returns its address ("launch.server");
+// what says what the probe does with it, for the message.
+func launchRef(kind, name string, expr hcl.Expression, what string) (string, hcl.Diagnostics) {
+	tr, ds := hcl.AbsTraversalForExpr(expr)
+	if ds.HasErrors() || len(tr) != 3 || tr.RootName() != "step" {
+		return "", hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid step reference",
+			Detail:   fmt.Sprintf("Write %s = step.launch.NAME, naming an earlier launch step.", name),
+			Subject:  expr.Range().Ptr(),
+		}}
+	}
+	k, _ := tr[1].(hcl.TraverseAttr)
+	n, _ := tr[2].(hcl.TraverseAttr)
+	addr := k.Name + "." + n.Name
+	if k.Name != "launch" && k.Name != "" {
+		return addr, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid step reference",
+			Detail:   fmt.Sprintf("%s %s probe %s; step.%s is not a launch. Write %s = step.launch.NAME.", article(kind), kind, what, addr, name),
+			Subject:  expr.Range().Ptr(),
+		}}
+	}
+	return addr, nil
 }

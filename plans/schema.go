@@ -318,8 +318,9 @@ func Language() *Schema {
 			{
 				Name: "log", Doc: "reads what a log gained since the step (or the launch it names) began",
 				Attrs: []Attr{
-					{Name: "path", Type: str, Doc: "log file to follow"},
-					{Name: "step", Doc: "step.launch.NAME: follow that launch's log from its start"},
+					{Name: "path", Type: str, Doc: "log file to follow, from this step's start"},
+					{Name: "step", Doc: "step.launch.NAME: follow that launch's own log from its start"},
+					{Name: "since", Doc: "step.launch.NAME: with path, read the file from that launch's start instead"},
 				},
 				OneOf: []string{"path", "step"},
 				Outputs: []Output{

@@ -89,6 +89,9 @@ type launched struct {
 	target targets.Target
 	proc   targets.Process
 	keep   bool
+	// marks are the files later probes read since this launch, as they
+	// were before it started (steps.Mark keys).
+	marks map[string]targets.FileInfo
 }
 
 // Run runs the plan once. It returns when every step has ended and every
@@ -202,7 +205,7 @@ func (r *run) stepRef(addr string) (*steps.Launch, error) {
 	if l == nil {
 		return nil, fmt.Errorf("step.%s launched no process", addr)
 	}
-	return &steps.Launch{Addr: l.addr, Process: l.proc, Log: l.proc.Log}, nil
+	return &steps.Launch{Addr: l.addr, Process: l.proc, Log: l.proc.Log, Marks: l.marks}, nil
 }
 
 func (r *run) startInfo() *events.Start {

@@ -248,6 +248,13 @@ func (s *stepRun) makeProbes(ctx context.Context, readingSelf bool) error {
 			}
 			spec.Launch = l
 		}
+		if pb.Since != "" {
+			l, err := s.r.stepRef(pb.Since)
+			if err != nil {
+				return fmt.Errorf("probe %s: %w", pb.Name, err)
+			}
+			spec.Since = l
+		}
 		p, err := steps.NewProbe(ctx, s.t, spec)
 		if err != nil {
 			return fmt.Errorf("probe %s: %w", pb.Name, err)
@@ -415,6 +422,7 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 	if g, diags := s.r.o.Scope.Grace(s.st); !diags.HasErrors() {
 		s.grace = g
 	}
+	marks := s.marks(ctx)
 	moved, proc, err := s.startFresh(ctx, cmd, logPath)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -422,7 +430,7 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 		}
 		return s.errored(fmt.Errorf("starting %q: %w", shown, err)), true
 	}
-	s.own = &launched{addr: s.ev.Addr, target: s.t, proc: proc, keep: s.st.Keep || s.r.o.Keep}
+	s.own = &launched{addr: s.ev.Addr, target: s.t, proc: proc, keep: s.st.Keep || s.r.o.Keep, marks: marks}
 	s.r.addLaunch(s.own)
 	s.ownLog = steps.FollowLaunch(s.t, proc, 0)
 	s.followers = append(s.followers, s.ownLog)
@@ -433,6 +441,36 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 	s.self["alive"] = cty.True
 	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown, PID: proc.PID, PGID: proc.PGID, Log: logPath, MovedLog: moved}})
 	return events.Outcome{}, false
+}
+
+// marks notes, before this launch starts, the files that later log
+// probes read with since = this launch: their size and identity now, so
+// those probes read what the files gained from here on (rotations
+// included). A path that cannot be evaluated yet, or a target that cannot
+// be reached, is left out: the probe then says so.
+func (s *stepRun) marks(ctx context.Context) map[string]targets.FileInfo {
+	marks := map[string]targets.FileInfo{}
+	ectx := s.r.o.Scope.EvalContext(map[string]cty.Value{"step": plans.StepOutputs(s.r.outputs)})
+	for _, st := range s.r.o.Plan.Steps {
+		for _, pb := range st.Probes {
+			expr, ok := pb.Attrs["path"]
+			if pb.Kind != "log" || pb.Since != s.st.Addr() || !ok {
+				continue
+			}
+			path, _, err := evalText(expr, ectx)
+			if err != nil || path == "" {
+				continue
+			}
+			t, err := s.r.target(st.Target)
+			if err != nil {
+				continue
+			}
+			if fi, err := t.Stat(ctx, path); err == nil {
+				marks[steps.Mark(t.Name(), path)] = fi
+			}
+		}
+	}
+	return marks
 }
 
 // startTries bounds how often a launch moves a log aside and starts again

@@ -29,13 +29,20 @@ type Launch struct {
 	Addr    string
 	Process targets.Process
 	Log     string
+	// Marks are the files later log probes read with since = this launch,
+	// as they were when it started, by Mark.
+	Marks map[string]targets.FileInfo
 }
+
+// Mark is the key of Launch.Marks: a file on a target.
+func Mark(target, path string) string { return target + "\x00" + path }
 
 // ProbeSpec is a probe block with its attributes evaluated.
 type ProbeSpec struct {
 	Kind, Name string
 	Attrs      map[string]cty.Value
 	Launch     *Launch // set when the block says step = step.launch.NAME
+	Since      *Launch // set when the block says since = step.launch.NAME
 	// Reads names the outputs the step's expressions read; a probe may
 	// skip gathering the others (they are null). Nil means all.
 	Reads map[string]bool
@@ -430,6 +437,18 @@ func newLogProbe(ctx context.Context, t targets.Target, s ProbeSpec) (Probe, err
 	}
 	if path == "" {
 		return nil, fmt.Errorf("a log probe needs path or step")
+	}
+	if l := s.Since; l != nil {
+		fi, ok := l.Marks[Mark(t.Name(), path)]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("since = step.%s: the path %s was not known when that launch started (its value may come from a later step); drop since to read from this step's start", l.Addr, path)
+		case !fi.Exists:
+			p.f = FollowStart(t, path) // made after the launch started
+		default:
+			p.f = FollowAt(t, path, fi.ID, fi.Size)
+		}
+		return p, nil
 	}
 	if p.f, err = FollowFrom(ctx, t, path); err != nil {
 		return nil, err
