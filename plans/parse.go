@@ -794,7 +794,7 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Conflicting arguments",
-				Detail:   fmt.Sprintf("since is for a probe with path; %s %s probe with step already reads that launch's log from its start. Remove since.", article(p.Kind), p.Kind),
+				Detail:   fmt.Sprintf("%s %s probe with step already reads that launch's log from its start; since is for a probe with path. Remove since.", article(p.Kind), p.Kind),
 				Subject:  a.NameRange.Ptr(),
 			})
 		}
