@@ -1,4 +1,4 @@
-# want: 11:5 Conflicting arguments
+# want: 10:5 Conflicting arguments
 # detail: A log probe with step already reads that launch's log from its start; since is for a probe with path. Remove since.
 step "launch" "server" {
   command = "sleep 100"
