@@ -442,7 +442,7 @@ func newLogProbe(ctx context.Context, t targets.Target, s ProbeSpec) (Probe, err
 		fi, ok := l.Marks[Mark(t.Name(), path)]
 		switch {
 		case !ok:
-			return nil, fmt.Errorf("since = step.%s: the path %s was not known when that launch started (its value may come from a later step); drop since to read from this step's start", l.Addr, path)
+			return nil, fmt.Errorf("since = step.%s: the state of %s was not recorded when that launch started (the path could not be known then, or its target not reached); drop since to read from this step's start", l.Addr, path)
 		case !fi.Exists:
 			p.f = FollowStart(t, path) // made after the launch started
 		default:
