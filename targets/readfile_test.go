@@ -57,3 +57,48 @@ func testReadFileByIdentity(t *testing.T, tg Target) {
 		t.Errorf("ReadFile without an identity: no error")
 	}
 }
+
+// The cost of reading a log by identity over SSH, beside reading it by
+// name: where the file is at its path (the usual case), moved aside (found
+// beside its old name, then at the place found), and deleted but held open
+// by a process (found through /proc/PID/fd).
+func BenchmarkSSHReadFile(b *testing.B) {
+	s := testSSH(b, sshtest.StartSSHD(b))
+	ctx := ctxFor(b, 10*time.Minute)
+	dir := b.TempDir()
+	path := filepath.Join(dir, "server.log")
+	p, err := s.Start(ctx, Command{Line: "echo ready; exec sleep 600"}, path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Stop(context.Background(), p, time.Second) })
+	read := func(b *testing.B, ref FileRef) {
+		for b.Loop() {
+			if _, fi, err := s.ReadFile(ctx, ref, 0, 1<<20); err != nil || !fi.Exists {
+				b.Fatal(fi, err)
+			}
+		}
+	}
+	b.Run("ReadAt", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := s.ReadAt(ctx, path, 0, 1<<20); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("at its path", func(b *testing.B) { read(b, p.LogFile()) })
+	aside, _ := s.MoveAside(ctx, path)
+	os.WriteFile(path, []byte("another launch\n"), 0o600)
+	b.Run("moved aside, found beside", func(b *testing.B) {
+		ref := p.LogFile()
+		ref.PIDs = nil
+		read(b, ref)
+	})
+	b.Run("moved aside, found before", func(b *testing.B) {
+		ref := p.LogFile()
+		ref.At = aside
+		read(b, ref)
+	})
+	os.Remove(aside)
+	b.Run("deleted, held by the process", func(b *testing.B) { read(b, p.LogFile()) })
+}
