@@ -60,6 +60,9 @@ type source struct {
 	// midLine is set when reading starts inside a line: what comes before
 	// the first line end is a fragment, not a line.
 	midLine bool
+	// gone is set once a path follower's file, moved away from the path,
+	// was looked for and not found: it is not searched for again.
+	gone bool
 }
 
 // FollowFrom follows path from its current end: only what is written from
@@ -160,10 +163,11 @@ func (f *Follower) pollPath(ctx context.Context) error {
 			return fmt.Errorf("read %s: %w", f.path, err)
 		}
 		if !fi.Exists {
-			if cur.ref.ID != "" {
+			if cur.ref.ID != "" && !cur.gone {
 				// Moved away and no new file yet: the old one may still
 				// gain its last lines.
-				_, err := f.drain(ctx, cur)
+				found, err := f.drain(ctx, cur)
+				cur.gone = !found && err == nil
 				return err
 			}
 			return nil
@@ -174,9 +178,11 @@ func (f *Follower) pollPath(ctx context.Context) error {
 			// writer may add more until it reopens the path.
 			f.resets = append(f.resets, "rotated")
 			old := *cur
-			found, err := f.drain(ctx, &old)
-			if err != nil {
-				return err
+			found := false
+			if !old.gone {
+				if found, err = f.drain(ctx, &old); err != nil {
+					return err
+				}
 			}
 			if found {
 				f.old = append(f.old, old)

@@ -181,8 +181,17 @@ func (l *Local) Start(ctx context.Context, c Command, log string) (Process, erro
 		StartTime: st.StartTime,
 		Command:   procCommand(cmdline, st.Comm),
 		Log:       log,
-		LogID:     localFileInfo(outInfo).ID,
+		LogID:     logID(outInfo),
 	}, nil
+}
+
+// logID is the identity a launch's log is read by: a regular file's. A
+// device (/dev/null) has none: it is read by its name.
+func logID(fi fs.FileInfo) string {
+	if !fi.Mode().IsRegular() {
+		return ""
+	}
+	return localFileInfo(fi).ID
 }
 
 // createLog creates a launch's log for appending. A regular file already
@@ -369,10 +378,12 @@ func localGroupMembers(pgid int) (int, error) {
 // MoveAside renames path to path.prev-<UTC time>, adding .1, .2... when
 // that name is taken; the rename never replaces an existing file.
 func (l *Local) MoveAside(ctx context.Context, path string) (string, error) {
-	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+	if fi, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	} else if err != nil {
 		return "", fmt.Errorf("move aside %s: %w", path, err)
+	} else if !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
+		return "", nil
 	}
 	base := path + ".prev-" + time.Now().UTC().Format("20060102T150405Z")
 	for i := 0; ; i++ {
@@ -498,6 +509,11 @@ func (l *Local) ReadFile(ctx context.Context, ref FileRef, off int64, max int) (
 		return nil, FileInfo{}, fmt.Errorf("read %s: no file identity to read by", ref.Path)
 	}
 	try := func(name string) (*os.File, FileInfo, bool) {
+		// Only a regular file that is the one: opening a fifo or a pipe
+		// (a process's descriptor) could block.
+		if st, err := os.Stat(name); err != nil || !st.Mode().IsRegular() || localFileInfo(st).ID != ref.ID {
+			return nil, FileInfo{}, false
+		}
 		f, err := os.Open(name)
 		if err != nil {
 			return nil, FileInfo{}, false

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"lockstep/targets/sshtest"
 )
 
@@ -101,4 +103,37 @@ func BenchmarkSSHReadFile(b *testing.B) {
 	})
 	os.Remove(aside)
 	b.Run("deleted, held by the process", func(b *testing.B) { read(b, p.LogFile()) })
+}
+
+func TestLogThatIsNotAFile(t *testing.T) {
+	t.Run("local", func(t *testing.T) { testLogThatIsNotAFile(t, NewLocal()) })
+	t.Run("ssh", func(t *testing.T) { testLogThatIsNotAFile(t, testSSH(t, sshtest.StartSSHD(t))) })
+}
+
+// testLogThatIsNotAFile: a log that is a device, a fifo or a directory is
+// never moved aside (log = "/dev/null" must not rename /dev/null), and a
+// launch writing to a device has no identity to read its log by.
+func testLogThatIsNotAFile(t *testing.T, tg Target) {
+	ctx := ctxFor(t, time.Minute)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{fifo, dir} {
+		if got, err := tg.MoveAside(ctx, p); got != "" || err != nil {
+			t.Errorf("MoveAside(%s) = %q, %v; want it left alone", p, got, err)
+		}
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	p, err := tg.Start(ctx, Command{Line: "echo gone; exec sleep 100"}, "/dev/null")
+	if err != nil {
+		t.Fatalf("Start with log /dev/null: %v", err)
+	}
+	defer tg.Stop(context.Background(), p, time.Second)
+	if p.LogID != "" {
+		t.Errorf("a log on /dev/null has LogID %q; want none", p.LogID)
+	}
 }

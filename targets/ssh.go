@@ -537,7 +537,9 @@ set -C
 }
 set +C
 exec 4>>/proc/$$/fd/5 5>&-
-printf 'logid %s\n' "$(stat -L -c %d:%i /proc/$$/fd/4)" >&3
+id=
+[ -f /proc/$$/fd/4 ] && id=$(stat -L -c %d:%i /proc/$$/fd/4)
+printf 'logid %s\n' "$id" >&3
 c=$LOCKSTEP_COMMAND
 unset LOCKSTEP_COMMAND
 LOCKSTEP_COMMAND=$c /bin/sh -c 'read -r s </proc/$$/stat; echo "$s" >&3; exec 3>&- 1>&4 2>&4 4>&-; c=$LOCKSTEP_COMMAND; unset LOCKSTEP_COMMAND; exec /bin/sh -c "$c"' lockstep-inner
@@ -791,7 +793,7 @@ func (s *SSH) Stop(ctx context.Context, p Process, grace time.Duration) error {
 func (s *SSH) MoveAside(ctx context.Context, path string) (string, error) {
 	script := "p=" + remotePath(path) + "\n" +
 		"base=\"$p.prev-" + time.Now().UTC().Format("20060102T150405Z") + "\"\n" +
-		`[ -e "$p" ] || [ -L "$p" ] || exit 0
+		`[ -L "$p" ] || [ -f "$p" ] || exit 0
 t=$base i=0
 while [ -e "$t" ] || [ -L "$t" ]; do i=$((i+1)); t="$base.$i"; done
 mv -- "$p" "$t" || exit
@@ -906,10 +908,11 @@ func (s *SSH) ReadAt(ctx context.Context, path string, off int64, max int) ([]by
 
 // readFileScript finds the file with identity $id as ReadFile does: at
 // $at, at $p, among the descriptors of $pids, among the entries of $p's
-// directory with its inode, opening each on fd 3 and checking the
-// identity there. It prints where it found the file, its stat line, then
+// directory with its inode, opening each regular file (a fifo could
+// block) on fd 3 and checking the identity there. It prints where it found the file, its stat line, then
 // the bytes, as readScript.
 const readFileScript = `try() {
+	[ -f "$1" ] || return 1
 	{ command exec 3<"$1"; } 2>/dev/null || return 1
 	info=$(stat -L -c ` + statFormat + ` /proc/self/fd/3) || return 1
 	case $info in *" $id "*) return 0 ;; esac

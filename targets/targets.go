@@ -50,7 +50,9 @@ type Target interface {
 	Stop(ctx context.Context, p Process, grace time.Duration) error
 
 	// MoveAside renames an existing file at path to a fresh name beside it
-	// and returns that name, or "" when there was no file.
+	// and returns that name, or "" when there was no file. Only a regular
+	// file or a symbolic link is moved: a device (/dev/null), a fifo or a
+	// directory is left where it is, and "" returned.
 	MoveAside(ctx context.Context, path string) (string, error)
 
 	// Stat describes path; a missing file is FileInfo{Exists: false} and
