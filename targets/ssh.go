@@ -909,8 +909,8 @@ func (s *SSH) ReadAt(ctx context.Context, path string, off int64, max int) ([]by
 // readFileScript finds the file with identity $id as ReadFile does: at
 // $at, at $p, among the descriptors of $pids, among the entries of $p's
 // directory with its inode, opening each regular file (a fifo could
-// block) on fd 3 and checking the identity there. It prints where it found the file, its stat line, then
-// the bytes, as readScript.
+// block) on fd 3 and checking the identity there. It prints where it
+// found the file, its stat line, then the bytes, as readScript.
 const readFileScript = `try() {
 	[ -f "$1" ] || return 1
 	{ command exec 3<"$1"; } 2>/dev/null || return 1
@@ -938,12 +938,15 @@ n=$(( ${info%% *} - off ))
 tail -c +$((off + 1)) <&3 | head -c $n
 `
 
+// fileID is a FileInfo.ID as stat prints it: device and inode.
+var fileID = regexp.MustCompile(`^[0-9]+:[0-9]+$`)
+
 // ReadFile reads the file ref names by identity, in one round trip.
 func (s *SSH) ReadFile(ctx context.Context, ref FileRef, off int64, max int) ([]byte, FileInfo, error) {
 	if off < 0 {
 		return nil, FileInfo{}, s.errorf("read %s: negative offset %d", ref.Path, off)
 	}
-	if ref.ID == "" || strings.ContainsAny(ref.ID, "'\"|\\ \n") {
+	if !fileID.MatchString(ref.ID) {
 		return nil, FileInfo{}, s.errorf("read %s: no file identity to read by", ref.Path)
 	}
 	var pids []string
