@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -69,6 +70,15 @@ func (r Result) ExitCode() int {
 	return 1
 }
 
+// interruptReason says why ctx, an attempt's context, ended: the cause it
+// was cancelled with ("interrupted by SIGTERM"), else "interrupted".
+func interruptReason(ctx context.Context) string {
+	if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) && !errors.Is(c, context.DeadlineExceeded) {
+		return c.Error()
+	}
+	return "interrupted"
+}
+
 // run is one attempt in progress.
 type run struct {
 	o       Options
@@ -94,7 +104,9 @@ type launched struct {
 // Run runs the plan once. It returns when every step has ended and every
 // launched process not kept has been stopped, also when ctx is cancelled
 // (Ctrl-C): then the remaining steps marked always still run, bounded by
-// their own timeouts.
+// their own timeouts. A cause ctx is cancelled with
+// (context.WithCancelCause) is the interrupted steps' and the attempt's
+// reason: "interrupted by SIGHUP (the terminal closed)".
 func Run(ctx context.Context, o Options) Result {
 	if o.StopGrace == 0 {
 		o.StopGrace = 5 * time.Second
@@ -158,6 +170,14 @@ func Run(ctx context.Context, o Options) Result {
 	final := &events.Outcome{Status: res.Status, Failed: res.Failed, Duration: time.Since(r.started)}
 	if firstFailure != nil {
 		final.Reason, final.ErrorMessage = firstFailure.Reason, firstFailure.ErrorMessage
+	}
+	if res.Status == events.Interrupted {
+		// The record says why the run ended, also when a step had failed
+		// before the signal came.
+		final.Reason = interruptReason(ctx)
+		if firstFailure != nil && firstFailure.Status != events.Interrupted {
+			final.Reason += "; " + res.Failed + " had failed: " + firstFailure.Reason
+		}
 	}
 	r.emit(events.Event{Type: events.AttemptFinished, Outcome: final})
 	return res
