@@ -136,8 +136,17 @@ func Run(ctx context.Context, o Options) Result {
 	var firstFailure *events.Outcome
 	for i, st := range o.Plan.Steps {
 		ev := r.stepEvent(i, st)
+		if ctx.Err() != nil && res.Status == events.Confirmed {
+			// Interrupted between two steps (or before the first): no
+			// step was cut short, and none but the always steps runs.
+			res.Status = events.Interrupted
+		}
 		if res.Status != events.Confirmed && !st.Always {
-			r.emit(events.Event{Type: events.StepFinished, Step: &ev, Outcome: &events.Outcome{Status: events.Skipped, Reason: "an earlier step did not confirm"}})
+			reason := "an earlier step did not confirm"
+			if res.Status == events.Interrupted && res.Failed == "" {
+				reason = "the run was " + interruptReason(ctx) + " before this step"
+			}
+			r.emit(events.Event{Type: events.StepFinished, Step: &ev, Outcome: &events.Outcome{Status: events.Skipped, Reason: reason}})
 			continue
 		}
 		sctx := ctx
