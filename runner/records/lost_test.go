@@ -108,6 +108,11 @@ func TestShowAnInterruptedBenchmark(t *testing.T) {
 	if strings.Contains(out, "killed") {
 		t.Errorf("a clean interrupt shows as killed:\n%s", out)
 	}
+	whole := &Attempt{Plan: "p", Number: 2, Outcome: events.Outcome{Status: events.Confirmed},
+		Steps: []*Step{{Step: st, Status: events.Confirmed, Outcome: &events.Outcome{Status: events.Confirmed, Metrics: map[string]float64{"requests_per_s": 1000}}}}}
+	if d, err := Diff(a, whole, "text"); err != nil || !strings.Contains(d, "812.5 (partial)") {
+		t.Errorf("diff does not mark the partial value: %v\n%s", err, d)
+	}
 	table, err := Table([]*Attempt{a}, "json")
 	if err != nil || !strings.Contains(table, `"partial_metrics": [`) {
 		t.Errorf("table json: %v\n%s", err, table)
