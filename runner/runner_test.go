@@ -3,10 +3,13 @@ package runner_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -335,5 +338,40 @@ step "run" "report" {
 		if e.Type == events.AttemptFinished && e.Outcome.Reason != "interrupted by SIGTERM (asked to terminate)" {
 			t.Errorf("attempt reason %q", e.Outcome.Reason)
 		}
+	}
+}
+
+// A load cut short by the step's timeout keeps what it measured, marked
+// partial: the server answers three requests, then hangs.
+func TestTimedOutLoadKeepsPartialMetrics(t *testing.T) {
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if served.Add(1) > 3 {
+			<-r.Context().Done()
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	res, c := runPlan(t, context.Background(), `
+plan "hang" {}
+step "benchmark" "load" {
+  timeout = "500ms"
+  load "http" {
+    url         = "`+srv.URL+`/"
+    concurrency = 1
+    duration    = "10m"
+  }
+  postcondition {
+    condition = self.metrics.requests_per_s > 0
+  }
+}
+`)
+	o := c.finished("benchmark.load")
+	if res.Status != events.Failed || o == nil || o.Status != events.TimedOut {
+		t.Fatalf("result %+v, outcome %+v", res, o)
+	}
+	if !o.Partial || o.Metrics["requests"] != 3 || o.Metrics["errors"] != 0 {
+		t.Errorf("partial %v, metrics %v; want the 3 answered requests, partial", o.Partial, o.Metrics)
 	}
 }
