@@ -59,7 +59,8 @@ type Result struct {
 }
 
 // ExitCode maps an attempt's status to lockstep's exit codes: 0
-// confirmed, 1 a step failed, 130 interrupted.
+// confirmed, 1 a step failed, 130 interrupted (the command line, which
+// knows the signal that came, makes that 128 + its number).
 func (r Result) ExitCode() int {
 	switch r.Status {
 	case events.Confirmed:
