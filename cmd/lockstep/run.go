@@ -305,6 +305,14 @@ func endings() map[os.Signal]ending {
 		syscall.SIGTERM: {"SIGTERM", "asked to terminate", 128 + int(syscall.SIGTERM)},
 		syscall.SIGHUP:  {"SIGHUP", "the terminal closed or the ssh session dropped", 128 + int(syscall.SIGHUP)},
 		syscall.SIGQUIT: {"SIGQUIT", `Ctrl-\`, 128 + int(syscall.SIGQUIT)},
+		// The rest whose default is to end the process: left to Go, they
+		// would end lockstep with its launches still running.
+		syscall.SIGUSR1:   {"SIGUSR1", "a user signal", 128 + int(syscall.SIGUSR1)},
+		syscall.SIGUSR2:   {"SIGUSR2", "a user signal", 128 + int(syscall.SIGUSR2)},
+		syscall.SIGALRM:   {"SIGALRM", "a timer ran out", 128 + int(syscall.SIGALRM)},
+		syscall.SIGVTALRM: {"SIGVTALRM", "a timer ran out", 128 + int(syscall.SIGVTALRM)},
+		syscall.SIGXCPU:   {"SIGXCPU", "the CPU time limit was reached", 128 + int(syscall.SIGXCPU)},
+		syscall.SIGXFSZ:   {"SIGXFSZ", "the file size limit was reached", 128 + int(syscall.SIGXFSZ)},
 	}
 }
 
