@@ -111,7 +111,9 @@ func FollowLaunch(t targets.Target, p targets.Process, off int64) *Follower {
 }
 
 // LaunchTail is the last n lines of the log Start opened for p, read from
-// its last 64 KiB: what a dead process said last.
+// its last 64 KiB: what a dead or stopped process said last, with its
+// unfinished last line, as it writes no more (this is shown, never a
+// condition's evidence).
 func LaunchTail(ctx context.Context, t targets.Target, p targets.Process, n int) []string {
 	const window = 64 << 10
 	var off int64
@@ -124,6 +126,9 @@ func LaunchTail(ctx context.Context, t targets.Target, p targets.Process, n int)
 	}
 	f := FollowLaunch(t, p, off)
 	f.Poll(ctx)
+	if len(f.cur.partial) > 0 && !f.cur.midLine {
+		f.text = append(append(f.text, f.cur.partial...), '\n')
+	}
 	return f.Tail(n)
 }
 

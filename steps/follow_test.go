@@ -325,6 +325,19 @@ func testFollowLaunchReadsOnlyItsOwnLog(t *testing.T, tg targets.Target) {
 	if got := LaunchTail(ctx, tg, a, 5); !slices.Equal(got, []string{"first starting", "first ready"}) {
 		t.Errorf("LaunchTail of the first = %q", got)
 	}
+	// A process's unfinished last line is in its tail once it has ended.
+	c, err := tg.Start(ctx, targets.Command{Line: "printf 'loading\\nSegmentation fault'"}, filepath.Join(dir, "crash.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for st, _ := tg.Inspect(ctx, c); !st.Exited; st, _ = tg.Inspect(ctx, c) {
+		if ctx.Err() != nil {
+			t.Fatal("the crashing launch never exited")
+		}
+	}
+	if got := LaunchTail(ctx, tg, c, 5); !slices.Equal(got, []string{"loading", "Segmentation fault"}) {
+		t.Errorf("LaunchTail of an ended process = %q; want its last, unfinished line too", got)
+	}
 	// Deleted, the file is still read through the process holding it.
 	os.Remove(moved)
 	fa2 := FollowLaunch(tg, a, 0)
