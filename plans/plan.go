@@ -77,8 +77,8 @@ type Step struct {
 	// defaults (Language().StepKind(kind)); evaluate with Scope.Duration.
 	Timeout, Interval, Grace hcl.Expression
 	Always, Keep             bool
-	// Command, Log, Env, Workdir and Progress are nil when absent.
-	Command, Log, Env, Workdir, Progress hcl.Expression
+	// Command, Log, Pidfile, Env, Workdir and Progress are nil when absent.
+	Command, Log, Pidfile, Env, Workdir, Progress hcl.Expression
 	Probes                               []*Probe
 	Postconditions, AbortIfs             []*Condition
 	Load                                 *Load     // benchmark with a load block
