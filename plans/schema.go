@@ -250,7 +250,7 @@ func Language() *Schema {
 					{Name: "log_path", Type: str, Doc: "where the log is"},
 					{Name: "command", Type: str, Doc: "the command as run"},
 				},
-				Confirms: []string{"a new process is started by this step", "it (or the daemon it exited 0 into) is still alive after the grace period"},
+				Confirms: []string{"a new process is started by this step", "it is still alive after the grace period"},
 			},
 			{
 				Name: "wait", Doc: "takes no action: polls its probes until the postconditions hold",

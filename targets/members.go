@@ -129,9 +129,14 @@ func members(p Process, scan []procSeen, exclude ...int) []ProcessInfo {
 	}
 	session := idStillOurs(p, sid, byPID)
 	in := map[int]bool{}
+	// pid 1 and lockstep are never members, nor what descends from them
+	// (pid 1 adopts every orphan; a lockstep run inside a launch carries
+	// that launch's mark).
+	never := func(pid int) bool { return pid <= 1 || slices.Contains(exclude, pid) }
 	for _, s := range scan {
 		st := s.stat
 		switch {
+		case never(st.PID):
 		case s.marked,
 			group && st.PGID == p.PGID,
 			session && st.Session == sid,
@@ -144,7 +149,7 @@ func members(p Process, scan []procSeen, exclude ...int) []ProcessInfo {
 	for grew := true; grew; {
 		grew = false
 		for _, s := range scan {
-			if !in[s.stat.PID] && in[s.stat.PPID] {
+			if !in[s.stat.PID] && in[s.stat.PPID] && !never(s.stat.PID) {
 				in[s.stat.PID], grew = true, true
 			}
 		}
@@ -152,7 +157,7 @@ func members(p Process, scan []procSeen, exclude ...int) []ProcessInfo {
 	var out []ProcessInfo
 	for _, s := range scan {
 		st := s.stat
-		if !in[st.PID] || st.Zombie() || st.PID <= 1 || slices.Contains(exclude, st.PID) {
+		if !in[st.PID] || st.Zombie() {
 			continue
 		}
 		out = append(out, ProcessInfo{PID: st.PID, PPID: st.PPID, PGID: st.PGID, Session: st.Session, StartTime: st.StartTime, State: st.State, Command: s.command})

@@ -601,6 +601,14 @@ func (s *SSH) Start(ctx context.Context, c Command, log string) (Process, error)
 	// variable's value, and the caller knows which step failed.
 	out, err := s.script(ctx, "start (log "+log+")", script)
 	if err != nil {
+		// The command may have started before the call was cut (ctx
+		// ended, the connection dropped): end whatever carries its mark,
+		// so that no process is left that nobody knows of.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sshOrphanStop)
+		defer cancel()
+		if serr := s.Stop(sctx, Process{Mark: mark}, 0); serr != nil {
+			return Process{}, fmt.Errorf("%w; and stopping what it may have started: %w", err, serr)
+		}
 		return Process{}, err
 	}
 	statLine, rest, _ := bytes.Cut(out, []byte("\n"))
@@ -787,13 +795,16 @@ done
 exit 0
 `
 
+// sshOrphanStop bounds the Stop of a launch whose Start failed midway.
+const sshOrphanStop = 10 * time.Second
+
 // Stop ends every member of the launch p on the host: SIGTERM and
 // SIGCONT (so a stopped process gets to handle TERM), SIGKILL after
 // grace, and returns once none is left. A member found after the first
 // signals gets them too. When SIGKILL ended the wrapper before it could
 // record the command's status, Stop records 137 (killed) for Inspect.
 func (s *SSH) Stop(ctx context.Context, p Process, grace time.Duration) error {
-	if p.PGID <= 1 {
+	if p.PGID <= 1 && p.Mark == "" {
 		return s.errorf("stop pid %d: no process group to signal (pgid %d)", p.PID, p.PGID)
 	}
 	type proc struct {
@@ -845,7 +856,7 @@ func (s *SSH) Stop(ctx context.Context, p Process, grace time.Duration) error {
 		case <-time.After(sshStopPoll):
 		}
 	}
-	if !killedAt.IsZero() && p.PGID != p.PID && !p.Daemon {
+	if !killedAt.IsZero() && p.PGID > 1 && p.PGID != p.PID && !p.Daemon {
 		// The wrapper died with the command, before it could say how.
 		script := stateDir + fmt.Sprintf("g=%d\n", p.PGID) + `[ -f "$d/$g.status" ] || echo 137 >"$d/$g.status"` + "\n"
 		if _, err := s.script(ctx, fmt.Sprintf("stop process group %d", p.PGID), script); err != nil {
