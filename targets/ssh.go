@@ -744,14 +744,7 @@ func (s *SSH) Members(ctx context.Context, p Process) ([]ProcessInfo, error) {
 	}
 	head, rest, _ := bytes.Cut(out, []byte("==lockstep-stats\n"))
 	stats, cmdlines, _ := bytes.Cut(rest, []byte("==lockstep-cmdlines\n"))
-	lines := strings.Split(string(head), "\n")
-	self, worker := -1, -1
-	if v, ok := strings.CutPrefix(lines[0], "self "); ok {
-		a, b, _ := strings.Cut(v, " ")
-		self, _ = strconv.Atoi(a)
-		worker, _ = strconv.Atoi(b)
-		lines = lines[1:]
-	}
+	self, worker, lines := scriptSelf(strings.Split(string(head), "\n"))
 	marked := map[int]bool{}
 	for _, l := range lines {
 		// /proc/PID/limits or /proc/PID/environ
@@ -1009,15 +1002,8 @@ func (s *SSH) Processes(ctx context.Context, match string) ([]ProcessInfo, error
 		return nil, err
 	}
 	stats, cmdlines, _ := bytes.Cut(out, []byte("==lockstep-cmdlines\n"))
-	lines := strings.Split(string(stats), "\n")
 	// The script's shell, its children and the worker running it.
-	self, worker := -1, -1
-	if v, ok := strings.CutPrefix(lines[0], "self "); ok {
-		a, b, _ := strings.Cut(v, " ")
-		self, _ = strconv.Atoi(a)
-		worker, _ = strconv.Atoi(b)
-		lines = lines[1:]
-	}
+	self, worker, lines := scriptSelf(strings.Split(string(stats), "\n"))
 	cmds := splitCmdlines(cmdlines)
 	var list []ProcessInfo
 	for _, l := range lines {
@@ -1035,6 +1021,22 @@ func (s *SSH) Processes(ctx context.Context, match string) ([]ProcessInfo, error
 		list = append(list, ProcessInfo{PID: st.PID, PPID: st.PPID, PGID: st.PGID, Session: st.Session, StartTime: st.StartTime, State: st.State, Command: cmd})
 	}
 	return list, nil
+}
+
+// scriptSelf reads the "self PID PPID" line a process listing script
+// starts with (its shell and the worker running it: lockstep's own) and
+// returns the lines after it; -1 for pids it did not say.
+func scriptSelf(lines []string) (self, worker int, rest []string) {
+	self, worker = -1, -1
+	if len(lines) > 0 {
+		if v, ok := strings.CutPrefix(lines[0], "self "); ok {
+			a, b, _ := strings.Cut(v, " ")
+			self, _ = strconv.Atoi(a)
+			worker, _ = strconv.Atoi(b)
+			lines = lines[1:]
+		}
+	}
+	return self, worker, lines
 }
 
 // splitCmdlines reads head -v output of /proc/PID/cmdline files.
