@@ -89,58 +89,42 @@ type procSeen struct {
 	command string
 }
 
-// idStillOurs reports whether the process group or session id of launch
-// p still names the one the launch started. The kernel does not give a
-// pid to a new process while a group or session of that id has members,
-// so while the id's leader lives, or while none has taken the id since
-// it died, every member is ours. The leader is p itself (local), started
-// at p.StartTime, or the wrapper that leads p's group (ssh), started no
-// later than p. A leader started since is a newcomer: its group is not
-// ours.
-func idStillOurs(p Process, id int, byPID map[int]procSeen) bool {
-	if id <= 1 {
+// members picks from scan the live processes of the launch p, sorted by
+// pid. A process is the launch's when it is provably so: it carries the
+// mark, or it is p itself (same pid and start time), or the wrapper that
+// leads p's group on an SSH host (p's group id, started no later than p).
+// Then every process of a group or a session holding one of those is the
+// launch's too (a process can only make or join a group inside its own
+// session, and a session is made by the process that leads it, so such a
+// group or session was made by the launch), and every descendant of any
+// of them. A group whose every provable process has died is not taken on
+// its id alone: the id may have come round again to a newcomer (pid_max
+// is 32768 on many machines). pid 1 and the pids in exclude (lockstep
+// itself, the scanning script) are never members, nor is what descends
+// from them.
+func members(p Process, scan []procSeen, exclude ...int) []ProcessInfo {
+	never := func(pid int) bool { return pid <= 1 || slices.Contains(exclude, pid) }
+	provable := func(st procStat) bool {
+		switch {
+		case st.PID == p.PID:
+			return p.StartTime == 0 || st.StartTime == p.StartTime
+		case st.PID == p.PGID:
+			return p.StartTime != 0 && st.StartTime <= p.StartTime
+		}
 		return false
 	}
-	leader, ok := byPID[id]
-	switch {
-	case !ok || p.StartTime == 0:
-		return true
-	case id == p.PID:
-		return leader.stat.StartTime == p.StartTime
-	default:
-		return leader.stat.StartTime <= p.StartTime
-	}
-}
-
-// members picks from scan the live processes of the launch p: those
-// carrying its mark, those of its process group and session (while those
-// ids are still the launch's, see idStillOurs), and every descendant of
-// one of them. pid 1 and the pids in exclude (lockstep itself, the
-// scanning script) are never members. Sorted by pid.
-func members(p Process, scan []procSeen, exclude ...int) []ProcessInfo {
-	byPID := make(map[int]procSeen, len(scan))
-	for _, s := range scan {
-		byPID[s.stat.PID] = s
-	}
-	group := idStillOurs(p, p.PGID, byPID)
-	sid := p.Session
-	if sid == 0 {
-		sid = p.PGID // a Process recorded before sessions were: both ids are the leader's
-	}
-	session := idStillOurs(p, sid, byPID)
 	in := map[int]bool{}
-	// pid 1 and lockstep are never members, nor what descends from them
-	// (pid 1 adopts every orphan; a lockstep run inside a launch carries
-	// that launch's mark).
-	never := func(pid int) bool { return pid <= 1 || slices.Contains(exclude, pid) }
+	groups, sessions := map[int]bool{}, map[int]bool{}
 	for _, s := range scan {
 		st := s.stat
-		switch {
-		case never(st.PID):
-		case s.marked,
-			group && st.PGID == p.PGID,
-			session && st.Session == sid,
-			st.PID == p.PID && (p.StartTime == 0 || st.StartTime == p.StartTime):
+		if !never(st.PID) && (s.marked || provable(st)) {
+			in[st.PID] = true
+			groups[st.PGID], sessions[st.Session] = true, true
+		}
+	}
+	for _, s := range scan {
+		st := s.stat
+		if !never(st.PID) && (groups[st.PGID] || sessions[st.Session]) {
 			in[st.PID] = true
 		}
 	}

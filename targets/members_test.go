@@ -37,13 +37,30 @@ func TestMembers(t *testing.T) {
 			want: []int{100, 101, 102, 103, 104},
 		},
 		{
-			name: "the leader dead, its group's workers live on",
+			name: "the leader dead, its group's workers live on: one marked proves the group",
 			p:    launch,
 			scan: []procSeen{
-				ps(101, 1, 100, 100, 51, "S", false),
+				ps(101, 1, 100, 100, 51, "S", true),
 				ps(102, 1, 100, 100, 52, "S", false),
 			},
 			want: []int{101, 102},
+		},
+		{
+			name: "a daemon's own group and session, made by a marked process",
+			p:    launch,
+			scan: []procSeen{
+				ps(300, 1, 300, 300, 60, "S", true),
+				ps(301, 1, 300, 300, 61, "S", false), // a worker orphaned, its mark gone
+			},
+			want: []int{300, 301},
+		},
+		{
+			name: "the id alone, nothing provable left: a newcomer's daemon may hold it",
+			p:    launch,
+			scan: []procSeen{
+				ps(101, 1, 100, 100, 91, "S", false),
+			},
+			want: nil,
 		},
 		{
 			name: "pid 100 reused by a newcomer leading its own group: not ours",

@@ -48,12 +48,11 @@ type Target interface {
 	Inspect(ctx context.Context, p Process) (ProcessState, error)
 
 	// Members lists the live processes that belong to the launch p: those
-	// carrying its mark, those of its process group and of its session
-	// (while those ids are still the launch's: a group or session id is
-	// not reused while a member lives), and their descendants, wherever
-	// they went (setsid, a double fork, a group leader dead). A zombie is
-	// not listed; lockstep's own processes never are. Nothing is chosen by
-	// its command line.
+	// carrying its mark and p itself, those sharing a process group or a
+	// session with one of them, and their descendants, wherever they went
+	// (setsid, a double fork, a group leader dead). A zombie is not
+	// listed; lockstep's own processes never are. Nothing is chosen by its
+	// command line.
 	Members(ctx context.Context, p Process) ([]ProcessInfo, error)
 
 	// Stop ends every member of the launch p (as Members finds them):
