@@ -337,7 +337,16 @@ func (l *Local) Members(ctx context.Context, p Process) ([]ProcessInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("members of pid %d: %w", p.PID, err)
 	}
-	return members(p, scan, l.self), nil
+	ms := members(p, scan, l.self)
+	// Command lines are read for the members only: a look at every
+	// process is the cost of Stop's every turn.
+	for i := range ms {
+		b, err := os.ReadFile(filepath.Join(localProcRoot, strconv.Itoa(ms[i].PID), "cmdline"))
+		if err == nil && len(b) > 0 {
+			ms[i].Command = parseCmdline(b)
+		}
+	}
+	return ms, nil
 }
 
 // scanLocal reads every process's stat and whether it carries mark.
@@ -348,11 +357,11 @@ func scanLocal(ctx context.Context, mark string) ([]procSeen, error) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		st, cmdline, err := readLocalProc(pid)
+		st, err := readLocalStat(pid)
 		if err != nil {
 			return nil // gone meanwhile
 		}
-		s := procSeen{stat: st, command: procCommand(cmdline, st.Comm)}
+		s := procSeen{stat: st, command: procCommand(nil, st.Comm)}
 		dir := filepath.Join(localProcRoot, strconv.Itoa(pid))
 		if limited {
 			if b, err := os.ReadFile(filepath.Join(dir, "limits")); err == nil {

@@ -1,9 +1,12 @@
 package targets
 
 import (
+	"context"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestMembers(t *testing.T) {
@@ -174,4 +177,39 @@ func TestLocalMembersFindEscapees(t *testing.T) {
 	if localGone(q.PID) {
 		t.Error("Stop ended another launch")
 	}
+}
+
+// BenchmarkLocalMembers is the cost of one look for a launch's processes
+// (every process's stat, limits and, when unmarked, environment), which
+// Stop repeats every 20 ms and a daemonizing launch a few times.
+func BenchmarkLocalMembers(b *testing.B) {
+	l := NewLocal()
+	ctx := b.Context()
+	p, err := l.Start(ctx, Command{Line: "exec sleep 300"}, filepath.Join(b.TempDir(), "p.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { l.Stop(context.Background(), p, time.Second) })
+	b.Run("Members", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := l.Members(ctx, p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// The reference: a process probe's look (every stat and command line).
+	b.Run("Processes", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := l.Processes(ctx, "^sleep 300$"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Inspect", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := l.Inspect(ctx, p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

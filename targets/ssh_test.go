@@ -861,6 +861,13 @@ func BenchmarkSSH(b *testing.B) {
 			}
 		}
 	})
+	b.Run("Members", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.Members(ctx, p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("WorkerRoundTrip", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := s.script(ctx, "noop", "true"); err != nil {
