@@ -145,15 +145,19 @@ type Progress struct {
 
 // Outcome is how a step or the attempt ended and why.
 type Outcome struct {
-	Status       Status                 `json:"status"`
-	Reason       string                 `json:"reason,omitempty"`        // one line: "timed out after 30s", "process 123 exited with status 1"
-	ErrorMessage string                 `json:"error_message,omitempty"` // the plan's error_message of the deciding condition
-	Failed       string                 `json:"failed_step,omitempty"`   // on attempt_finished: the step that failed
-	Duration     time.Duration          `json:"duration_ns"`
-	Evidence     *Evidence              `json:"evidence,omitempty"`
-	Metrics      map[string]float64     `json:"metrics,omitempty"`
-	Outputs      map[string]string      `json:"outputs,omitempty"` // self outputs worth keeping, rendered (pid, exit_code...)
-	Stats        map[string]MetricStats `json:"metric_stats,omitempty"`
+	Status       Status             `json:"status"`
+	Reason       string             `json:"reason,omitempty"`        // one line: "timed out after 30s", "process 123 exited with status 1"
+	ErrorMessage string             `json:"error_message,omitempty"` // the plan's error_message of the deciding condition
+	Failed       string             `json:"failed_step,omitempty"`   // on attempt_finished: the step that failed
+	Duration     time.Duration      `json:"duration_ns"`
+	Evidence     *Evidence          `json:"evidence,omitempty"`
+	Metrics      map[string]float64 `json:"metrics,omitempty"`
+	// Partial: the step was cut short (interrupted, timed out, a watched
+	// process died) while it measured; Metrics are what it measured until
+	// then, never a result to judge by.
+	Partial bool                   `json:"partial,omitempty"`
+	Outputs map[string]string      `json:"outputs,omitempty"` // self outputs worth keeping, rendered (pid, exit_code...)
+	Stats   map[string]MetricStats `json:"metric_stats,omitempty"`
 	// Requests are a load's per-request records, kept when the load asks
 	// (keep_requests = true).
 	Requests []Request         `json:"requests,omitempty"`
