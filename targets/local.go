@@ -198,6 +198,8 @@ func (l *Local) Start(ctx context.Context, c Command, log string) (Process, erro
 	// there even if it has already exited.
 	st, cmdline, err := readLocalExec(ctx, pid)
 	if err != nil {
+		// Released: it may have started children already; they carry the mark.
+		_ = l.Stop(context.WithoutCancel(ctx), Process{PID: pid, PGID: pid, Mark: mark}, 0)
 		return fail(fmt.Errorf("read the new process: %w", err))
 	}
 	ln := &localLaunch{startTime: st.StartTime, done: make(chan struct{})}
