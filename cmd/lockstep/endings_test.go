@@ -50,12 +50,13 @@ func endingCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 				ts.Fatalf("%v", err)
 			}
 		},
-		// signal SIG sends SIG (INT, TERM, HUP, QUIT) to the commands
-		// running in the background.
+		// signal SIG sends SIG (INT, TERM, HUP, QUIT, USR1, USR2, ALRM) to
+		// the commands running in the background.
 		"signal": func(ts *testscript.TestScript, neg bool, args []string) {
-			sigs := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "HUP": syscall.SIGHUP, "QUIT": syscall.SIGQUIT}
+			sigs := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "HUP": syscall.SIGHUP, "QUIT": syscall.SIGQUIT,
+				"USR1": syscall.SIGUSR1, "USR2": syscall.SIGUSR2, "ALRM": syscall.SIGALRM}
 			if neg || len(args) != 1 || sigs[args[0]] == 0 {
-				ts.Fatalf("usage: signal INT|TERM|HUP|QUIT")
+				ts.Fatalf("usage: signal INT|TERM|HUP|QUIT|USR1|USR2|ALRM")
 			}
 			cmds := ts.BackgroundCmds()
 			if len(cmds) == 0 {

@@ -161,6 +161,9 @@ func eventLines(e events.Event, s style) []string {
 		return []string{s.dim(e.Message)}
 	case events.AttemptFinished:
 		o := e.Outcome
+		if o.NotKept != "" {
+			return []string{s.red(fmt.Sprintf("not kept: %s %s, but %s", e.Plan, o.Status, o.NotKept))}
+		}
 		switch o.Status {
 		case events.Confirmed:
 			return []string{s.green(fmt.Sprintf("confirmed: every step of %s held (attempt %d, %s)", e.Plan, e.Attempt, dur(o.Duration)))}

@@ -162,6 +162,10 @@ type Outcome struct {
 	// (keep_requests = true).
 	Requests []Request         `json:"requests,omitempty"`
 	Notes    map[string]string `json:"notes,omitempty"`
+	// NotKept, on attempt_finished as the views show it: the record could
+	// not be written in full, so the verdict is not kept (the run exits 3
+	// whatever Status says); it says what was lost.
+	NotKept string `json:"not_kept,omitempty"`
 }
 
 // Request is one request of a load, times in milliseconds from the start
