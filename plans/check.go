@@ -108,7 +108,9 @@ func (c *checker) buildValues() {
 			Variables: map[string]cty.Value{"var": varObj, "local": objectOf(c.localVals)},
 			Functions: c.decoder.funcs,
 		}
-		if v, ds := l.Expr.Value(ctx); !ds.HasErrors() {
+		if v, ds := l.Expr.Value(ctx); !ds.HasErrors() && CheckValue(v) == nil {
+			// A value beyond a limit stays unknown, so that a chain of
+			// locals doubling a string stops here; checkLocals reports it.
 			c.localVals[l.Name] = v
 		}
 	}
@@ -245,8 +247,11 @@ func (c *checker) checkLocals() hcl.Diagnostics {
 		ds = append(ds, c.syntax(l.Expr)...)
 		diags = append(diags, ds...)
 		if !ds.HasErrors() {
-			_, evalDiags := l.Expr.Value(c.evalContext(nil))
+			v, evalDiags := l.Expr.Value(c.evalContext(nil))
 			diags = append(diags, evalDiags...)
+			if err := CheckValue(v); err != nil && !evalDiags.HasErrors() {
+				diags = append(diags, localLimitDiag(l, err))
+			}
 		}
 	}
 	_, cyclic := localOrder(c.plan.Locals)
