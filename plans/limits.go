@@ -50,6 +50,10 @@ const (
 	// a local, a function's result, an observed value. It is what a
 	// command's output keeps (a log probe keeps 8 MiB).
 	MaxStringBytes = 64 << 20
+	// MaxLocalsBytes is what the locals hold together, strings counted by
+	// their length and elements at 16 bytes: many locals each just under
+	// the string limit would otherwise add up without bound.
+	MaxLocalsBytes = 256 << 20
 	// MaxElements is how many elements (of lists, sets, tuples, maps and
 	// objects, nested ones included) one value holds.
 	MaxElements = 100_000
@@ -156,6 +160,42 @@ func checkValue(v cty.Value, elems *int) error {
 	return nil
 }
 
+// sizeOf is what MaxLocalsBytes counts of a value.
+func sizeOf(v cty.Value) int {
+	if v == cty.NilVal || !v.IsKnown() || v.IsNull() {
+		return 0
+	}
+	v, _ = v.Unmark()
+	ty := v.Type()
+	switch {
+	case ty == cty.String:
+		return len(v.AsString())
+	case ty.IsListType() || ty.IsSetType() || ty.IsTupleType() || ty.IsMapType() || ty.IsObjectType():
+		n := 0
+		for it := v.ElementIterator(); it.Next(); {
+			_, e := it.Element()
+			n += 16 + sizeOf(e)
+		}
+		return n
+	}
+	return 16
+}
+
+// localsBudget counts what the locals hold together against MaxLocalsBytes.
+type localsBudget int
+
+// add counts v, or returns the limit error once the locals hold too much.
+func (b *localsBudget) add(v cty.Value) error {
+	if err := CheckValue(v); err != nil {
+		return err
+	}
+	*b += localsBudget(sizeOf(v))
+	if *b > MaxLocalsBytes {
+		return limitf("the locals together hold more than %s, the limit", size(MaxLocalsBytes))
+	}
+	return nil
+}
+
 // checkNumber holds a number to the range of a 64-bit float. It never
 // prints the number: that is what would take the time.
 func checkNumber(f *big.Float) *LimitError {
@@ -183,11 +223,11 @@ func size(n int) string {
 	case n >= 1<<20 && n%(1<<20) == 0:
 		return fmt.Sprintf("%d MiB", n>>20)
 	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
 	case n >= 1<<10 && n%(1<<10) == 0:
 		return fmt.Sprintf("%d KiB", n>>10)
 	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+		return fmt.Sprintf("%.2f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
@@ -212,7 +252,7 @@ func limitDiag(summary string, err *LimitError, fix string, rng hcl.Range) *hcl.
 func CheckSource(filename string, src []byte, max int) hcl.Diagnostics {
 	if len(src) > max {
 		return hcl.Diagnostics{limitDiag("File too large",
-			limitf("%s is %s; the limit is %s", filename, size(len(src)), size(max)),
+			limitf("this file is larger than %s, the limit", size(max)),
 			"Split it, or move large data into files the plan's commands read.",
 			hcl.Range{Filename: filename, Start: hcl.InitialPos, End: hcl.InitialPos})}
 	}
@@ -339,7 +379,7 @@ func offsetRange(filename string, src []byte, from, to int) hcl.Range {
 // a string or a list through a chain of locals would otherwise grow
 // without bound.
 func localLimitDiag(l *Local, err error) *hcl.Diagnostic {
-	return limitDiag("Value beyond a limit", limitf("local.%s is beyond a limit: %s", l.Name, err), "Compute a smaller value.", l.Expr.Range())
+	return limitDiag("Value beyond a limit", limitf("the value of local.%s is beyond a limit: %s", l.Name, err), "Compute a smaller value.", l.Expr.Range())
 }
 
 func numberDiag(err *LimitError, rng hcl.Range) *hcl.Diagnostic {

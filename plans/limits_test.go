@@ -70,11 +70,12 @@ func TestParseLimits(t *testing.T) {
 		{"text to number in arithmetic", "p.hcl", local(`parseint("` + strings.Repeat("1", 5000) + `", 10)`), "Error in function call", "5000 characters", 2},
 		{"jsondecode nested", "p.hcl", local(`jsondecode("` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `")`), "Error in function call", "JSON nested", 2},
 		{"a doubling chain of locals", "p.hcl", doublingLocals(30), "Value beyond a limit", "a string of", 0},
+		{"many large locals", "p.hcl", doublingLocals(20) + manyCopies(300), "Value beyond a limit", "the locals together hold more than 256 MiB", 0},
 		{"JSON nesting", "p.json", `{"locals": {"x": ` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}}`, "Too deeply nested", "", 1},
 		{"JSON number", "p.json", `{"locals": {"x": 1e100000000}}`, "Number out of range", "", 1},
 		{"JSON template", "p.json", "{\"locals\": {\n\"x\": \"${1e100000000}\"}}", "Number out of range", "", 2},
 		{"JSON template nesting", "p.json", `{"locals": {"x": "${` + strings.Repeat("(", 100) + "1" + strings.Repeat(")", 100) + `}"}}`, "Too deeply nested", "", 1},
-		{"file too large", "p.hcl", local(`"` + strings.Repeat("x", plans.MaxPlanBytes) + `"`), "File too large", "the limit is 1 MiB", 1},
+		{"file too large", "p.hcl", local(`"` + strings.Repeat("x", plans.MaxPlanBytes) + `"`), "File too large", "larger than 1 MiB, the limit", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, diags := plans.Parse(tc.file, []byte(tc.src))
@@ -97,6 +98,17 @@ func doublingLocals(n int) string {
 	b.WriteString("locals {\n  l0 = \"xx\"\n")
 	for i := 1; i <= n; i++ {
 		b.WriteString("  l" + itoa(i) + " = \"${local.l" + itoa(i-1) + "}${local.l" + itoa(i-1) + "}\"\n")
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+// manyCopies makes n locals of about 2 MiB each, made from l20.
+func manyCopies(n int) string {
+	var b strings.Builder
+	b.WriteString("locals {\n")
+	for i := range n {
+		b.WriteString("  c" + itoa(i) + " = \"${local.l20}-\"\n")
 	}
 	b.WriteString("}\n")
 	return b.String()
@@ -173,7 +185,7 @@ locals {
 		{"environment value too long", plans.Inputs{Environ: []string{"LOCKSTEP_VAR_s=" + long}}, "LOCKSTEP_VAR_s gives"},
 		{"-var expression nested", plans.Inputs{Vars: []string{"l=" + strings.Repeat("[", 100) + strings.Repeat("]", 100)}}, "64 levels"},
 		{"-var expression arithmetic", plans.Inputs{Vars: []string{"l=[1e300 * 1e300]"}}, "out of range"},
-		{"var file too large", plans.Inputs{VarFiles: []string{write("big.hcl", "s = \""+strings.Repeat("x", plans.MaxVarFileBytes)+"\"\n")}}, "the limit is 1 MiB"},
+		{"var file too large", plans.Inputs{VarFiles: []string{write("big.hcl", "s = \""+strings.Repeat("x", plans.MaxVarFileBytes)+"\"\n")}}, "larger than 1 MiB, the limit"},
 		{"var file number", plans.Inputs{VarFiles: []string{write("n.hcl", "n = 1e100000000\n")}}, "10^100000000"},
 		{"var file number as text", plans.Inputs{VarFiles: []string{write("t.hcl", "n = \"1e100000000\"\n")}}, "from var-file"},
 		{"var file nesting", plans.Inputs{VarFiles: []string{write("d.json", `{"l": `+strings.Repeat("[", 100)+strings.Repeat("]", 100)+`}`)}}, "64 levels"},

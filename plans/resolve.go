@@ -200,10 +200,11 @@ func (p *Plan) Resolve(in Inputs) (*Scope, hcl.Diagnostics) {
 			Subject:  l.DeclRange.Ptr(),
 		})
 	}
+	var budget localsBudget
 	for _, l := range order {
 		val, ds := l.Expr.Value(s.EvalContext(nil))
 		diags = append(diags, ds...)
-		if err := CheckValue(val); err != nil {
+		if err := budget.add(val); err != nil {
 			// Doubling a string or a list through a chain of locals
 			// would otherwise grow without bound.
 			diags = append(diags, localLimitDiag(l, err))

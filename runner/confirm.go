@@ -324,7 +324,7 @@ func (s *stepRun) exceeded(kind, source string, diags hcl.Diagnostics) {
 	if source != "" {
 		kind += " " + source
 	}
-	s.limit = fmt.Errorf("%s: %s: %w", kind, diagText(diags), err)
+	s.limit = fmt.Errorf("%s: %w", kind, err)
 }
 
 // renderText shows a value the plan means as text (an error_message).
