@@ -52,6 +52,14 @@ func bounded(f function.Function, pre func(args []cty.Value) error) function.Fun
 			if err != nil {
 				return nil, function.NewArgError(i, err)
 			}
+			// A number too large to print quickly cannot reach a
+			// function that prints it (tostring, format): in a JSON
+			// plan arithmetic inside a template string is not bounded.
+			if n, ok := known(c); ok && n.Type() == cty.Number {
+				if err := checkNumber(n.AsBigFloat()); err != nil {
+					return nil, err
+				}
+			}
 			out[i] = c
 		}
 		return out, nil
