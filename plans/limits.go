@@ -53,7 +53,7 @@ const (
 	// MaxLocalsBytes is what the locals hold together, strings counted by
 	// their length and elements at 16 bytes: many locals each just under
 	// the string limit would otherwise add up without bound.
-	MaxLocalsBytes = 256 << 20
+	MaxLocalsBytes = 64 << 20
 	// MaxElements is how many elements (of lists, sets, tuples, maps and
 	// objects, nested ones included) one value holds.
 	MaxElements = 100_000
