@@ -57,12 +57,15 @@ type stepRun struct {
 	following string
 	// logVal is self.log as of logRead bytes of ownLog: made again only
 	// when the log grew (a value of 8 MiB costs milliseconds per turn).
-	logVal   cty.Value
-	logRead  int64
-	grace    time.Duration
-	history  []events.Sample
-	last     string // the last observation summary emitted
-	lastAt   time.Time
+	logVal  cty.Value
+	logRead int64
+	grace   time.Duration
+	history []events.Sample
+	last    string // the last observation summary emitted
+	lastAt  time.Time
+	// limit is the first limit the step's expressions met (plans'
+	// limits): the step fails with it.
+	limit    error
 	metrics  map[string]float64
 	stats    map[string]events.MetricStats
 	notes    map[string]string
@@ -397,7 +400,11 @@ func (s *stepRun) runCommand(ctx, outer context.Context, cmd targets.Command, sh
 	if err != nil {
 		return res, s.errored(err), true
 	}
-	for k, v := range commandSelf(res) {
+	self := commandSelf(res)
+	if err := plans.CheckValue(cty.ObjectVal(self)); err != nil {
+		return res, events.Outcome{Status: events.Failed, Reason: "the command's output is beyond a limit: " + err.Error(), Evidence: s.evidence(nil)}, true
+	}
+	for k, v := range self {
 		s.self[k] = v
 	}
 	code := res.ExitCode
