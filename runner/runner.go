@@ -81,6 +81,7 @@ type run struct {
 	outputs map[string]cty.Value // step address (launch.server) -> self outputs
 	targets map[string]targets.Target
 	shown   *plans.Scope // the scope with sensitive values replaced, to show commands
+	http    *steps.HTTPClients
 }
 
 // launched is a process a launch step started, watched until the end.
@@ -105,6 +106,7 @@ func Run(ctx context.Context, o Options) Result {
 		outputs: map[string]cty.Value{},
 		targets: map[string]targets.Target{},
 		shown:   o.Scope.Redacted(),
+		http:    steps.NewHTTPClients(),
 	}
 	sc := newScrubber(o.Scope)
 	r.emit = func(e events.Event) {

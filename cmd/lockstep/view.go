@@ -154,6 +154,9 @@ func eventLines(e events.Event, s style) []string {
 	case events.ProcessStopped:
 		return []string{fmt.Sprintf("%s: %s", p, e.Cleanup.Result)}
 	case events.Warning:
+		if e.Step != nil {
+			return []string{s.yellow("lockstep: warning: " + e.Step.Addr + ": " + e.Message)}
+		}
 		return []string{s.yellow("lockstep: warning: " + e.Message)}
 	case events.TargetOpened:
 		return []string{s.dim(e.Message)}
@@ -194,10 +197,10 @@ func evidenceLines(ev *events.Evidence, s style) []string {
 	}
 	var out []string
 	for _, c := range ev.Conditions {
-		if c.Kind == "abort_if" && c.State != events.CondHeld {
+		if c.Kind == "abort_if" && c.State == events.CondFalse {
 			continue
 		}
-		mark := map[events.CondState]string{events.CondHeld: "held", events.CondFalse: "false", events.CondNotYet: "not yet"}[c.State]
+		mark := map[events.CondState]string{events.CondHeld: "held", events.CondFalse: "false", events.CondNotYet: "not yet", events.CondError: "error"}[c.State]
 		l := fmt.Sprintf("    %s %s: %s", c.Kind, s.bold(mark), c.Source)
 		if c.Range != "" {
 			l += s.dim("  (" + c.Range + ")")
@@ -216,6 +219,12 @@ func evidenceLines(ev *events.Evidence, s style) []string {
 	for addr, tail := range ev.LogTail {
 		out = append(out, fmt.Sprintf("    last %d lines of %s's log:", len(tail), addr))
 		for _, l := range tail {
+			out = append(out, "      | "+l)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(ev.Output)) {
+		out = append(out, fmt.Sprintf("    last %d lines of %s:", len(ev.Output[k]), k))
+		for _, l := range ev.Output[k] {
 			out = append(out, "      | "+l)
 		}
 	}

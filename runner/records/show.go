@@ -170,6 +170,9 @@ func showStep(p *page, a *Attempt, s *Step) {
 			hist = append(hist, h.Time.Format("15:04:05")+"  "+h.Summary)
 		}
 		p.list("history", hist)
+		for _, k := range slices.Sorted(maps.Keys(ev.Output)) {
+			p.verbatim("last lines of "+k, "", ev.Output[k])
+		}
 		p.verbatim("log lines", "", ev.LogLines)
 		for _, addr := range slices.Sorted(maps.Keys(ev.LogTail)) {
 			p.verbatim("log tail of "+addr, "", ev.LogTail[addr])
@@ -199,6 +202,8 @@ func condLine(c events.Condition) string {
 	switch c.State {
 	case events.CondNotYet:
 		state = "not yet"
+	case events.CondError:
+		state = "error"
 	case events.CondUnknown:
 		state = "unknown"
 	}
