@@ -82,6 +82,9 @@ func TestConditionErrorsAreTold(t *testing.T) {
 		{`try(tonumber(probe.h.body), 0) == 0`, events.CondHeld},
 		{`try(probe.h.json.missing, "none") == "none"`, events.CondHeld},
 		{`can(probe.h.json.items[0])`, events.CondFalse},
+		// && does not evaluate its right side when the left is false.
+		{`probe.h.status == 500 && tonumber(probe.h.body) > 3`, events.CondFalse},
+		{`probe.h.status == 200 && tonumber(probe.h.body) > 3`, events.CondError},
 	} {
 		t.Run(tc.src, func(t *testing.T) {
 			expr, diags := hclsyntax.ParseExpression([]byte(tc.src), "plan.hcl", hcl.Pos{Line: 3, Column: 15, Byte: 0})
