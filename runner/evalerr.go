@@ -11,7 +11,7 @@ import (
 // not by its wording:
 //
 //   - Not yet: the value it is about is read from what the step observes
-//     (probe.*, self.*) and is not there: unknown (the probe could not
+//     (probe.*, self.*, or a for expression's element) and is not there: unknown (the probe could not
 //     read), null (a json body that is not JSON yet), or lacking the key, attribute or index looked up (a json body that has
 //     not got the key yet, an empty list). Waiting can change those.
 //   - Failure: anything else. A known value of the wrong type ("a" > 3),
@@ -89,11 +89,14 @@ func absent(v cty.Value) bool {
 	return v.IsNull() || !v.IsWhollyKnown()
 }
 
-// readsObserved reports whether e reads what the step observes: its
-// probes or its own state.
+// readsObserved reports whether e reads anything but the plan's own values
+// (var, local, earlier steps' outputs): its probes, its own state, or a
+// for expression's element, which most often iterates over them.
 func readsObserved(e hcl.Expression) bool {
 	for _, tr := range e.Variables() {
-		if r := tr.RootName(); r == "probe" || r == "self" {
+		switch tr.RootName() {
+		case "var", "local", "step":
+		default:
 			return true
 		}
 	}

@@ -64,6 +64,9 @@ func TestConditionErrorsAreTold(t *testing.T) {
 		{`probe.down.status == 200`, events.CondNotYet},
 		{`regex(var.bad, probe.down.body) == "x"`, events.CondError}, // the pattern does not wait for the probe
 		{`local.m[probe.h.json.name] == "b"`, events.CondNotYet},
+		{`length([for i in probe.h.json.items : i if i.ready]) == 0`, events.CondHeld},
+		{`length([for i in probe.null.json : i]) == 0`, events.CondNotYet},
+		{`length([for o in [probe.h.json] : o.missing]) == 1`, events.CondNotYet},
 		// Fails on known values: an error at once.
 		{`regex(var.bad, probe.h.body) == "x"`, events.CondError},
 		{`can(regex(var.bad, probe.h.body))`, events.CondError},
