@@ -104,7 +104,7 @@ func (s *stepRun) unmet(status events.Status, reason string, t turn) events.Outc
 	for i, c := range t.conds {
 		switch {
 		case c.Kind == "abort_if":
-			if c.State == events.CondNotYet && first == nil {
+			if (c.State == events.CondNotYet || c.State == events.CondError) && first == nil {
 				first = &t.conds[i]
 			}
 			continue
@@ -122,6 +122,8 @@ func (s *stepRun) unmet(status events.Status, reason string, t turn) events.Outc
 	switch {
 	case c.Kind == "default" && c.Reason != "":
 		what = c.Reason
+	case c.State == events.CondError:
+		what = c.Kind + " error: " + c.Reason
 	case c.Kind == "abort_if":
 		what = "abort_if could not be evaluated: " + c.Source + " (" + c.Reason + ")"
 	case c.State == events.CondNotYet:
