@@ -186,12 +186,13 @@ func outcomeLines(p string, o *events.Outcome, s style) []string {
 	if o.ErrorMessage != "" {
 		lines = append(lines, "    "+s.bold(o.ErrorMessage))
 	}
-	return append(lines, evidenceLines(o.Evidence, s)...)
+	return append(lines, evidenceLines(o.Evidence, o.Reason, s)...)
 }
 
 // evidenceLines shows what decided a failed step, as Terraform shows the
-// values behind a failed condition.
-func evidenceLines(ev *events.Evidence, s style) []string {
+// values behind a failed condition. A condition's error that the outcome's
+// reason (told just above) already gives is not given again.
+func evidenceLines(ev *events.Evidence, reason string, s style) []string {
 	if ev == nil {
 		return nil
 	}
@@ -206,7 +207,7 @@ func evidenceLines(ev *events.Evidence, s style) []string {
 			l += s.dim("  (" + c.Range + ")")
 		}
 		out = append(out, l)
-		if c.Reason != "" && c.State != events.CondHeld {
+		if c.Reason != "" && c.State != events.CondHeld && !(c.State == events.CondError && strings.Contains(reason, c.Reason)) {
 			out = append(out, "        "+c.Reason)
 		}
 	}
