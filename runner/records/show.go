@@ -124,9 +124,15 @@ func showStep(p *page, a *Attempt, s *Step) {
 		"error", message,
 		"reason", reason,
 	}
-	for _, act := range s.Actions {
+	for i, act := range s.Actions {
+		ran := act.Command
+		if i > 0 && act.ExitCode != nil && ran == s.Actions[i-1].Command {
+			// Records written before the exit action stopped repeating
+			// the command: show it once.
+			ran = ""
+		}
 		kv = append(kv,
-			"ran", act.Command,
+			"ran", ran,
 			"process", processLine(act),
 			"exit code", exitCode(act.ExitCode),
 		)
