@@ -120,14 +120,14 @@ func (s *stepRun) unmet(status events.Status, reason string, t turn) events.Outc
 	c := *first
 	what := "condition not met: " + c.Source
 	switch {
-	case c.Kind == "default" && c.Reason != "":
-		what = c.Reason
 	case c.State == events.CondError:
 		what = c.Kind + " error: " + c.Reason
 	case c.Kind == "abort_if":
 		what = "abort_if could not be evaluated: " + c.Source + " (" + c.Reason + ")"
 	case c.State == events.CondNotYet:
 		what = "condition could not be evaluated: " + c.Source + " (" + c.Reason + ")"
+	case c.Kind == "default" && c.Reason != "":
+		what = c.Reason
 	}
 	if out.Reason == "" {
 		out.Reason = what
