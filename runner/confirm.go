@@ -74,6 +74,10 @@ func (s *stepRun) confirm(ctx, outer context.Context, single bool) events.Outcom
 		}
 		last = s.evaluate(ectx)
 		s.progress(ectx)
+		if s.limit != nil {
+			// Evaluating again would meet the same limit: fail now.
+			return s.finish(events.Outcome{Status: events.Failed, Reason: s.limit.Error()}, last)
+		}
 		if last.aborted != nil {
 			return s.finish(events.Outcome{Status: events.Aborted, Reason: "abort_if held: " + last.aborted.Source, ErrorMessage: last.aborted.ErrorMessage}, last)
 		}
@@ -187,6 +191,14 @@ func (s *stepRun) observe(ctx context.Context) {
 		if ctx.Err() != nil {
 			// Cut short by the step's end: keep what was last seen.
 			return
+		}
+		if err == nil {
+			// What the world returns keeps to the plan's limits too (a
+			// number of 1e100000000 in a JSON body would take minutes to
+			// print); the error is permanent, so the step fails.
+			if lerr := plans.CheckValue(v); lerr != nil {
+				err = fmt.Errorf("the observed value is beyond a limit: %w", lerr)
+			}
 		}
 		if err != nil {
 			s.values[np.name] = cty.DynamicVal
@@ -321,6 +333,7 @@ func (s *stepRun) cond(kind string, c *plans.Condition, ectx *hcl.EvalContext, v
 		return res
 	}
 	v, diags := c.Condition.Value(ectx)
+	s.exceeded(kind, c.Source, diags)
 	if d := knownFailure(diags); d != nil {
 		res.State, res.Reason = events.CondError, diagWhere(d)
 		return res
@@ -363,6 +376,20 @@ func diagWhere(d *hcl.Diagnostic) string {
 		return rangeString(*d.Subject) + ": " + text
 	}
 	return text
+}
+
+// exceeded keeps the first limit an expression of the step met (range
+// asked for a billion elements, arithmetic went beyond a 64-bit float's
+// range): the step fails with it, as waiting would meet it again.
+func (s *stepRun) exceeded(kind, source string, diags hcl.Diagnostics) {
+	err := plans.ExceedsLimit(diags)
+	if err == nil || s.limit != nil {
+		return
+	}
+	if source != "" {
+		kind += " " + source
+	}
+	s.limit = fmt.Errorf("%s: %w", kind, err)
 }
 
 // renderText shows a value the plan means as text (an error_message).
@@ -481,6 +508,7 @@ func (s *stepRun) progress(ectx *hcl.EvalContext) {
 			s.progressWarned = true
 			s.r.emit(events.Event{Type: events.Warning, Step: &s.ev, Message: "progress cannot be evaluated: " + diagWhere(d)})
 		}
+		s.exceeded("progress", "", diags)
 		if !diags.HasErrors() {
 			v, _ = v.UnmarkDeep()
 			if v.IsKnown() && !v.IsNull() {

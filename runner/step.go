@@ -65,11 +65,14 @@ type stepRun struct {
 	history        []events.Sample
 	last           string // the last observation summary emitted
 	lastAt         time.Time
-	cmdOut         *targets.Result // the step's own command, as it last ran
-	metrics        map[string]float64
-	stats          map[string]events.MetricStats
-	notes          map[string]string
-	requests       []events.Request
+	// limit is the first limit the step's expressions met (plans'
+	// limits): the step fails with it.
+	limit    error
+	cmdOut   *targets.Result // the step's own command, as it last ran
+	metrics  map[string]float64
+	stats    map[string]events.MetricStats
+	notes    map[string]string
+	requests []events.Request
 }
 
 type namedProbe struct {
@@ -402,7 +405,11 @@ func (s *stepRun) runCommand(ctx, outer context.Context, cmd targets.Command, sh
 	if err != nil {
 		return res, s.errored(err), true
 	}
-	for k, v := range commandSelf(res) {
+	self := commandSelf(res)
+	if err := plans.CheckValue(cty.ObjectVal(self)); err != nil {
+		return res, events.Outcome{Status: events.Failed, Reason: "the command's output is beyond a limit: " + err.Error(), Evidence: s.evidence(nil)}, true
+	}
+	for k, v := range self {
 		s.self[k] = v
 	}
 	code := res.ExitCode
