@@ -371,10 +371,10 @@ func TestHTTPCountsWhatHappened(t *testing.T) {
 			want: []string{"connections=1"}, accepted: 1, answered: n, sameBytes: true},
 		{name: "413 before the body is read, then close", method: "POST", body: 256 << 10,
 			replies: []loadtest.Reply{{Send: "HTTP/1.1 413 Content Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", Early: true}},
-			want: []string{"errors_status_4xx=12", "connections=12"}, accepted: n, answered: n, sameBytes: true},
+			want:    []string{"errors_status_4xx=12", "connections=12"}, accepted: n, answered: n, sameBytes: true},
 		{name: "413 before the body is read, then close unread", method: "POST", body: 8 << 20,
 			replies: []loadtest.Reply{{Send: "HTTP/1.1 413 Content Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", Early: true, Close: true}},
-			want: []string{"errors_status_4xx=12", "connections=12"}, accepted: n, answered: n, sameBytes: true},
+			want:    []string{"errors_status_4xx=12", "connections=12"}, accepted: n, answered: n, sameBytes: true},
 	}
 	kinds := []string{"errors_connect", "errors_timeout", "errors_status_4xx", "errors_status_5xx", "errors_io", "errors_protocol", "reconnects"}
 	for _, tt := range tests {
