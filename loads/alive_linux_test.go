@@ -5,6 +5,7 @@ import (
 	"net"
 	"syscall"
 	"testing"
+	"time"
 
 	"lockstep/loads/loadtest"
 )
@@ -28,6 +29,7 @@ func TestClientMovesUnsentRequestOffClosedConnection(t *testing.T) {
 		t.Fatalf("first request: %d, %v", status, err)
 	}
 	waitPeerClosed(t, c.nc)
+	c.sent = c.sent.Add(-time.Second) // as if it had been idle for a second
 	if status, err := c.do(); err != nil || status != 200 {
 		t.Fatalf("second request: %d, %v", status, err)
 	}
@@ -55,5 +57,30 @@ func waitPeerClosed(t *testing.T, nc net.Conn) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkIdleCheck is what checking a kept-alive connection before each
+// request adds to it: one non-blocking recv.
+func BenchmarkIdleCheck(b *testing.B) {
+	srv, err := loadtest.NewRaw(loadtest.Reply{Send: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	w, err := newWire("http://"+srv.Addr+"/", "GET", nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := newClient1(context.Background(), w, Dialer(nil).orDefault(), defaultTimeout)
+	defer c.close()
+	if _, err := c.do(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if !c.alive() {
+			b.Fatal("connection seen closed")
+		}
 	}
 }

@@ -179,7 +179,8 @@ type client1 struct {
 	nc      net.Conn
 	cr      countingReader
 	br      *bufio.Reader
-	served  int // responses read on nc
+	served  int       // responses read on nc
+	sent    time.Time // when the last request was sent on nc
 	conns   int64
 	retried int64
 	// left is what the header block being read may still take (maxHead).
@@ -240,6 +241,10 @@ func (c *client1) counts() counts {
 	return counts{bytes: c.cr.n, conns: c.conns, reconnects: c.retried}
 }
 
+// idleCheckAfter is how long a kept-alive connection must have been idle
+// before a request to be checked for a close by the server (watchIdle).
+const idleCheckAfter = time.Millisecond
+
 // errNothingWritten: the connection failed before any byte of the request
 // went out, so the server cannot have seen it.
 var errNothingWritten = errors.New("connection closed before the request was written")
@@ -251,7 +256,10 @@ var errNothingWritten = errors.New("connection closed before the request was wri
 // kept-alive connection the server closed while idle, moves to a new
 // connection, and that is counted as a reconnect.
 func (c *client1) do() (int, error) {
-	if c.nc != nil && c.alive != nil && !c.alive() {
+	now := time.Now()
+	// A server closes a connection it finds idle after a second or more;
+	// back-to-back requests skip the check, which costs a system call.
+	if c.nc != nil && c.alive != nil && now.Sub(c.sent) > idleCheckAfter && !c.alive() {
 		c.close()
 		c.retried++
 	}
@@ -262,7 +270,8 @@ func (c *client1) do() (int, error) {
 			}
 		}
 		reused := c.served > 0
-		status, err := c.roundTrip()
+		c.sent = now
+		status, err := c.roundTrip(now)
 		if err == nil {
 			return status, nil
 		}
@@ -276,9 +285,9 @@ func (c *client1) do() (int, error) {
 }
 
 // roundTrip writes the request and reads one final response.
-func (c *client1) roundTrip() (int, error) {
+func (c *client1) roundTrip(now time.Time) (int, error) {
 	if c.timeout > 0 {
-		c.nc.SetDeadline(time.Now().Add(c.timeout))
+		c.nc.SetDeadline(now.Add(c.timeout))
 	}
 	if n, err := c.nc.Write(c.w.packet); err != nil {
 		if n == 0 {

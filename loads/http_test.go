@@ -279,10 +279,13 @@ func TestHTTPCountsWhatHappened(t *testing.T) {
 		name     string
 		replies  []loadtest.Reply
 		method   string
-		body     int      // bytes of request body
-		openOnly bool     // needs the open model's pauses between requests
-		want     []string // metric=value; unnamed errors_* and reconnects are 0
-		// the server's counts; Requests is always n
+		body     int  // bytes of request body
+		openOnly bool // needs the open model's pauses between requests
+		// idle: connections and reconnects vary; each connection after
+		// the first is a reconnect and there is at least one
+		idle bool
+		want []string // metric=value; unnamed errors_* and reconnects are 0
+		// the server's counts (accepted -1: see idle); Requests is always n
 		accepted, answered int64
 		sameBytes          bool // bytes_received is what the server wrote
 	}{
@@ -365,8 +368,12 @@ func TestHTTPCountsWhatHappened(t *testing.T) {
 			want: []string{"errors_io=12", "connections=12"}, accepted: n, answered: n, sameBytes: true},
 		{name: "request read, connection closed unanswered", replies: []loadtest.Reply{{Send: ok}, {Close: true}},
 			want: []string{"errors_io=6", "connections=6"}, accepted: 6, answered: 6, sameBytes: true},
-		{name: "kept-alive connection closed while idle", replies: closing(ok), openOnly: true,
-			want: []string{"connections=12", "reconnects=11"}, accepted: n, answered: n, sameBytes: true},
+		// The server closes a connection idle for 5 ms, and the open
+		// model's requests are 40 ms apart, but a busy machine may bunch
+		// some: then they share a connection, so the test holds what
+		// must hold whatever the timing (see idle below).
+		{name: "kept-alive connection closed while idle", replies: []loadtest.Reply{{Send: ok, IdleClose: 5 * time.Millisecond}},
+			openOnly: true, idle: true, accepted: -1, answered: n, sameBytes: true},
 		{name: "answer before the body is read", method: "POST", body: 256 << 10, replies: []loadtest.Reply{{Send: ok, Early: true}},
 			want: []string{"connections=1"}, accepted: 1, answered: n, sameBytes: true},
 		{name: "413 before the body is read, then close", method: "POST", body: 256 << 10,
@@ -433,12 +440,21 @@ func TestHTTPCountsWhatHappened(t *testing.T) {
 				for name, v := range want {
 					exactly(t, m, name, v)
 				}
+				if tt.idle {
+					if m["reconnects"] < 1 || m["reconnects"] != m["connections"]-1 {
+						t.Errorf("%v reconnects and %v connections: want each connection after the first to be a reconnect", m["reconnects"], m["connections"])
+					}
+					want["reconnects"] = m["reconnects"]
+				}
 				for _, k := range kinds {
 					if _, ok := want[k]; !ok {
 						exactly(t, m, k, 0)
 					}
 				}
 				got := srv.Counts()
+				if tt.accepted < 0 {
+					tt.accepted = got.Accepted
+				}
 				if got.Requests != n || got.Accepted != tt.accepted || got.Answered != tt.answered {
 					t.Errorf("server saw %d connections, %d requests, %d answered; want %d, %d, %d",
 						got.Accepted, got.Requests, got.Answered, tt.accepted, n, tt.answered)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Raw is an HTTP/1.1 server that writes its answers by hand, byte for
@@ -40,6 +41,9 @@ type Reply struct {
 	// Connection: close header is Send's business) and without reading
 	// further.
 	Close bool
+	// IdleClose closes the connection when no next request has come
+	// this long after Send, as a server's keep-alive timeout does.
+	IdleClose time.Duration
 }
 
 // RawCounts is what a Raw server saw.
@@ -110,6 +114,7 @@ func (s *Raw) serve(c net.Conn) {
 		if err != nil {
 			return
 		}
+		c.SetReadDeadline(time.Time{})
 		n := s.requests.Add(1) - 1
 		r := s.replies[n%int64(len(s.replies))]
 		if !r.Early {
@@ -127,6 +132,9 @@ func (s *Raw) serve(c net.Conn) {
 		}
 		if r.Close {
 			return
+		}
+		if r.IdleClose > 0 {
+			c.SetReadDeadline(time.Now().Add(r.IdleClose))
 		}
 		if r.Early {
 			if _, err := io.Copy(io.Discard, req.Body); err != nil {
