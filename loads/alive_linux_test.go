@@ -14,7 +14,7 @@ import (
 // request is not written on it but on a new connection, and that is
 // counted as a reconnect, not as a request or an error.
 func TestClientMovesUnsentRequestOffClosedConnection(t *testing.T) {
-	srv, err := loadtest.NewRaw(loadtest.Reply{Send: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", Close: true})
+	srv, err := loadtest.NewRaw("127.0.0.1:0", loadtest.Reply{Send: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", Close: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func waitPeerClosed(t *testing.T, nc net.Conn) {
 // BenchmarkIdleCheck is what checking a kept-alive connection before each
 // request adds to it: one non-blocking recv.
 func BenchmarkIdleCheck(b *testing.B) {
-	srv, err := loadtest.NewRaw(loadtest.Reply{Send: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"})
+	srv, err := loadtest.NewRaw("127.0.0.1:0", loadtest.Reply{Send: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -405,7 +405,7 @@ func TestHTTPCountsWhatHappened(t *testing.T) {
 				var res loads.Result
 				for try := 1; ; try++ {
 					var err error
-					if srv, err = loadtest.NewRaw(tt.replies...); err != nil {
+					if srv, err = loadtest.NewRaw("127.0.0.1:0", tt.replies...); err != nil {
 						t.Fatal(err)
 					}
 					h := loads.HTTP{URL: "http://" + srv.Addr + "/", Method: tt.method, Body: make([]byte, tt.body),

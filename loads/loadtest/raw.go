@@ -55,9 +55,10 @@ type RawCounts struct {
 	Written  int64 // bytes written
 }
 
-// NewRaw starts a server on 127.0.0.1; Close stops it.
-func NewRaw(replies ...Reply) (*Raw, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// NewRaw starts a server on addr (a free port if it ends in :0); Close
+// stops it.
+func NewRaw(addr string, replies ...Reply) (*Raw, error) {
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
