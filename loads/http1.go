@@ -217,6 +217,9 @@ func (c *client1) connect() error {
 	if err != nil {
 		return &connectError{err}
 	}
+	if nc.SetDeadline(time.Time{}) != nil {
+		nc = newTimerConn(nc)
+	}
 	raw := nc
 	if c.w.tls != nil {
 		tc := tls.Client(nc, c.w.tls)
@@ -371,6 +374,9 @@ func trimEOL(l []byte) []byte {
 // rules of RFC 9112 §6.3.
 func (c *client1) readResponse() (status int, keep bool, err error) {
 	c.left = maxHead
+	if cap(c.long) > 64<<10 {
+		c.long = nil // a long header was rare: do not hold its memory for the run
+	}
 	l, err := c.line()
 	if err != nil {
 		return 0, false, fmt.Errorf("read status line: %w", err)
@@ -605,20 +611,15 @@ func isDigit(ch byte) bool { return '0' <= ch && ch <= '9' }
 // isToken reports whether b is a field name: 1*tchar (RFC 9110 §5.6.2).
 func isToken(b []byte) bool {
 	for _, ch := range b {
-		if ch >= 0x80 || !tchar[ch] {
+		switch {
+		case 'a' <= ch && ch <= 'z', 'A' <= ch && ch <= 'Z', '0' <= ch && ch <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", ch) >= 0:
+		default:
 			return false
 		}
 	}
 	return len(b) > 0
 }
-
-var tchar = func() (t [128]bool) {
-	for ch := range t {
-		t[ch] = 'a' <= ch && ch <= 'z' || 'A' <= ch && ch <= 'Z' || '0' <= ch && ch <= '9' ||
-			strings.IndexByte("!#$%&'*+-.^_`|~", byte(ch)) >= 0
-	}
-	return t
-}()
 
 func trimOWS(b []byte) []byte {
 	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -502,5 +503,57 @@ func TestHTTPSVerifiesCertificates(t *testing.T) {
 	exactly(t, res.Metrics, "errors_connect", 2)
 	if len(res.Samples) == 0 || !strings.Contains(res.Samples[0], "certificate") {
 		t.Errorf("samples = %q, want a certificate error", res.Samples)
+	}
+}
+
+// noDeadlines is a connection that refuses deadlines, as an SSH tunnel's
+// does: the load's timeout and cancellation must still end its requests.
+type noDeadlines struct{ net.Conn }
+
+func (noDeadlines) SetDeadline(time.Time) error      { return errors.New("deadline not supported") }
+func (noDeadlines) SetReadDeadline(time.Time) error  { return errors.New("deadline not supported") }
+func (noDeadlines) SetWriteDeadline(time.Time) error { return errors.New("deadline not supported") }
+
+func dialNoDeadlines(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return noDeadlines{c}, nil
+}
+
+func TestHTTPTimeoutOnConnectionWithoutDeadlines(t *testing.T) {
+	srv := loadtest.NewHTTP()
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	h := loads.HTTP{URL: srv.URL + "/?latency=1h", Concurrency: 2, Requests: 6, Timeout: 100 * time.Millisecond}
+	res, err := h.Run(ctx, dialNoDeadlines, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exactly(t, res.Metrics, "requests", 6)
+	exactly(t, res.Metrics, "errors_timeout", 6)
+	exactly(t, res.Metrics, "errors", 6)
+
+	// Cancelling the run ends the requests in flight at once.
+	ctx, cancel = context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	started := make(chan struct{})
+	var once sync.Once
+	go func() {
+		_, err := loads.HTTP{URL: srv.URL + "/?latency=1h", Concurrency: 2, Duration: time.Hour}.
+			Run(ctx, func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := dialNoDeadlines(ctx, network, addr)
+				once.Do(func() { close(started) })
+				return c, err
+			}, nil)
+		done <- err
+	}()
+	<-started
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Run after cancel = %v, want context.Canceled", err)
 	}
 }
