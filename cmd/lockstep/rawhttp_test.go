@@ -19,6 +19,8 @@ func rawHTTPModes() map[string][]loadtest.Reply {
 	ok := "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 	return map[string][]loadtest.Reply{
 		"ok": {{Send: ok}},
+		// Reads each request and never answers.
+		"stall": {{}},
 		// One good answer, then a status line that is not HTTP/1.1's, a
 		// body cut short by a close, and two Content-Length that differ.
 		"mixed": {
