@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -471,10 +470,6 @@ func (s *stepRun) outputEvidence(out *events.Outcome) {
 func outputTail(b []byte) []string {
 	lines := lastLines(string(b), outputLines)
 	for i, l := range lines {
-		l = strings.TrimRight(l, "\r")
-		if j := strings.LastIndexByte(l, '\r'); j >= 0 {
-			l = l[j+1:]
-		}
 		lines[i] = cut(l, 300)
 	}
 	return lines

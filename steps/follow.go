@@ -354,14 +354,20 @@ func (f *Follower) LastLine() string {
 	return ""
 }
 
-// Tail is the last n lines as a terminal shows them, found from the end:
-// a line redrawn with "\r" shows only its last redraw, so a progress bar
-// takes one line, not one per redraw.
-func (f *Follower) Tail(n int) []string {
+// Tail is the last n lines as a terminal shows them (TailOf).
+func (f *Follower) Tail(n int) []string { return tailOf(f.text, n) }
+
+// TailOf is the last n lines of text as a terminal shows them, found from
+// the end: a line redrawn with "\r" shows only its last redraw, so a
+// progress bar takes one line, not one per redraw. For showing, never for
+// a condition.
+func TailOf(text string, n int) []string { return tailOf([]byte(text), n) }
+
+func tailOf(text []byte, n int) []string {
 	if n <= 0 {
 		return nil
 	}
-	text := bytes.TrimRight(f.text, "\r\n")
+	text = bytes.TrimRight(text, "\r\n")
 	if len(text) == 0 {
 		return nil
 	}
