@@ -20,7 +20,7 @@ func (r *run) cleanup(ctx context.Context) {
 		cancel()
 		switch {
 		case err != nil:
-			c.Result = "could not be checked: " + err.Error()
+			c.Result = "could not be checked: " + r.guard.text(err.Error())
 		case !st.Alive:
 			c.Result = "had already ended: it " + (&diedError{l: l, state: st}).how()
 		case l.keep:
@@ -31,7 +31,7 @@ func (r *run) cleanup(ctx context.Context) {
 			err := l.target.Stop(sctx, l.proc, r.o.StopGrace)
 			cancel()
 			if err != nil {
-				c.Result = "could not be stopped: " + err.Error()
+				c.Result = "could not be stopped: " + r.guard.text(err.Error())
 			} else {
 				c.Result = "stopped"
 			}

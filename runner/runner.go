@@ -80,7 +80,8 @@ type run struct {
 
 	outputs map[string]cty.Value // step address (launch.server) -> self outputs
 	targets map[string]targets.Target
-	shown   *plans.Scope // the scope with sensitive values replaced, to show commands
+	// guard redacts sensitive values in what the world says (guard.go).
+	guard *guard
 }
 
 // launched is a process a launch step started, watched until the end.
@@ -104,11 +105,9 @@ func Run(ctx context.Context, o Options) Result {
 		started: time.Now(),
 		outputs: map[string]cty.Value{},
 		targets: map[string]targets.Target{},
-		shown:   o.Scope.Redacted(),
+		guard:   newGuard(o.Scope.Secrets()),
 	}
-	sc := newScrubber(o.Scope)
 	r.emit = func(e events.Event) {
-		e = sc.scrub(e)
 		if e.Time.IsZero() {
 			e.Time = time.Now()
 		}
@@ -169,7 +168,7 @@ func (r *run) target(name string) (targets.Target, error) {
 	}
 	t, err := r.o.Targets(name, r.emit)
 	if err != nil {
-		return nil, fmt.Errorf("target %s: %w", name, err)
+		return nil, fmt.Errorf("target %s: %s", name, r.guard.text(err.Error()))
 	}
 	r.targets[name] = t
 	return t, nil
