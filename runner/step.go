@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
 	"lockstep/plans"
@@ -364,8 +365,23 @@ func (s *stepRun) noteInput(red *redactor, expr hcl.Expression, ectx *hcl.EvalCo
 		red.addInput(real, sh)
 		return
 	}
-	// A map or an object: each sensitive element whole; an element's own
-	// expression is not at hand here.
+	// A map written out (headers = { Authorization = "Bearer ${...}" }):
+	// each element as its own expression shows it.
+	if obj, ok := expr.(*hclsyntax.ObjectConsExpr); ok {
+		for _, item := range obj.Items {
+			iv, diags := item.ValueExpr.Value(ectx)
+			if diags.HasErrors() || !plans.IsSensitive(iv) {
+				continue
+			}
+			if real, _, err := plain(iv); err == nil {
+				if sh, diags := plans.Show(item.ValueExpr, ectx); !diags.HasErrors() {
+					red.addInput(real, sh)
+				}
+			}
+		}
+		return
+	}
+	// Any other map: each sensitive element whole.
 	uv, _ := v.Unmark()
 	if uv.IsNull() || !uv.IsKnown() || !uv.CanIterateElements() {
 		return
