@@ -196,3 +196,58 @@ func sensitiveLeaves(v cty.Value) []string {
 	}
 	return out
 }
+
+// maskSource returns src with each span [start, end) (byte offsets, not
+// overlapping, in order) replaced by (sensitive) on the span's first line
+// and by nothing on the lines after, so that the lines keep their
+// numbers; and a function that moves a position of src to the same place
+// in the result: one inside a span to the start of its (sensitive), or,
+// for the end of a range, to its end.
+func maskSource(src []byte, spans [][2]int) ([]byte, func(p hcl.Pos, end bool) hcl.Pos) {
+	type seg struct{ old, new int } // a span's start and end, before and after
+	var out []byte
+	var starts, ends []seg
+	done := 0
+	for _, sp := range spans {
+		out = append(out, src[done:sp[0]]...)
+		starts = append(starts, seg{sp[0], len(out)})
+		out = append(out, Redacted...)
+		// The newlines inside the span stay, so lines keep their numbers.
+		for _, c := range src[sp[0]:sp[1]] {
+			if c == '\n' {
+				out = append(out, '\n')
+			}
+		}
+		ends = append(ends, seg{sp[1], len(out)})
+		done = sp[1]
+	}
+	out = append(out, src[done:]...)
+	move := func(p hcl.Pos, end bool) hcl.Pos {
+		b := p.Byte + (len(out) - len(src)) // after every span
+		for i := range spans {
+			if p.Byte < starts[i].old {
+				b = p.Byte - starts[i].old + starts[i].new
+				break
+			}
+			if p.Byte < ends[i].old {
+				b = starts[i].new
+				if end && p.Byte > starts[i].old {
+					b = starts[i].new + len(Redacted)
+				}
+				break
+			}
+			b = p.Byte - ends[i].old + ends[i].new
+		}
+		b = min(max(b, 0), len(out))
+		line, col := 1, 1
+		for _, r := range string(out[:b]) {
+			if r == '\n' {
+				line, col = line+1, 1
+			} else {
+				col++
+			}
+		}
+		return hcl.Pos{Line: line, Column: col, Byte: b}
+	}
+	return out, move
+}
