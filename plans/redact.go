@@ -1,6 +1,9 @@
 package plans
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
@@ -250,4 +253,81 @@ func maskSource(src []byte, spans [][2]int) ([]byte, func(p hcl.Pos, end bool) h
 		return hcl.Pos{Line: line, Column: col, Byte: b}
 	}
 	return out, move
+}
+
+// ReplaceWords replaces each occurrence in s of one of olds (tried in
+// order: put the longest first) that stands as a word of its own, by
+// with(its index): not where the characters around it continue it (a
+// "step" inside "steps", a "1593" inside "15930").
+func ReplaceWords(s string, olds []string, with func(int) string) string {
+	if len(olds) == 0 || s == "" {
+		return s
+	}
+	var b strings.Builder
+	done := 0
+	for i := 0; i < len(s); i++ {
+		for k, old := range olds {
+			if old != "" && strings.HasPrefix(s[i:], old) && bounded(s, i, i+len(old), old) {
+				b.WriteString(s[done:i])
+				b.WriteString(with(k))
+				i += len(old) - 1
+				done = i + 1
+				break
+			}
+		}
+	}
+	if done == 0 {
+		return s
+	}
+	b.WriteString(s[done:])
+	return b.String()
+}
+
+// bounded reports whether old, found at s[i:j], stands as a word of its
+// own. A value that starts (or ends) with a non-word character needs no
+// boundary on that side.
+func bounded(s string, i, j int, old string) bool {
+	if i > 0 && wordByte(s[i-1]) && wordByte(old[0]) {
+		return false
+	}
+	if j < len(s) && wordByte(s[j]) && wordByte(old[len(old)-1]) {
+		return false
+	}
+	return true
+}
+
+// wordByte is a letter, a digit, _, or part of a non-ASCII character.
+func wordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+}
+
+// hideIn returns diags with the scope's sensitive values taken out of
+// their text: go-cty's functions quote the argument they cannot use
+// (cannot convert "..." to number), and a diagnostic has no marks.
+func (s *Scope) hideIn(diags hcl.Diagnostics) hcl.Diagnostics {
+	secrets := s.Secrets()
+	if len(secrets) == 0 || len(diags) == 0 {
+		return diags
+	}
+	var quoted []string
+	for _, sec := range secrets {
+		quoted = append(quoted, strconv.Quote(sec))
+	}
+	hide := func(t string) string {
+		t = ReplaceWords(t, quoted, func(int) string { return strconv.Quote(Redacted) })
+		var long []string
+		for _, sec := range secrets {
+			if len(sec) >= 4 {
+				long = append(long, sec)
+			}
+		}
+		return ReplaceWords(t, long, func(int) string { return Redacted })
+	}
+	out := make(hcl.Diagnostics, len(diags))
+	for i, d := range diags {
+		c := *d
+		c.Summary, c.Detail = hide(d.Summary), hide(d.Detail)
+		out[i] = &c
+	}
+	return out
 }

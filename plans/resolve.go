@@ -176,7 +176,7 @@ func (p *Plan) Resolve(in Inputs) (*Scope, hcl.Diagnostics) {
 	}
 
 	for _, v := range p.Variables {
-		diags = append(diags, s.validate(v)...)
+		diags = append(diags, s.hideIn(s.validate(v))...)
 	}
 
 	order, cyclic := localOrder(p.Locals)
@@ -191,7 +191,7 @@ func (p *Plan) Resolve(in Inputs) (*Scope, hcl.Diagnostics) {
 	}
 	for _, l := range order {
 		val, ds := l.Expr.Value(s.EvalContext(nil))
-		diags = append(diags, ds...)
+		diags = append(diags, s.hideIn(ds)...)
 		s.Locals[l.Name] = val
 	}
 

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/zclconf/go-cty/cty"
@@ -62,33 +61,7 @@ func (g *guard) list() []string {
 
 // text returns s with every whole-word occurrence of a secret replaced.
 func (g *guard) text(s string) string {
-	return replaceWords(s, g.list(), func(int) string { return redacted })
-}
-
-// replaceWords replaces each whole-word occurrence in s of one of olds
-// (tried in order: longest first) by with(its index).
-func replaceWords(s string, olds []string, with func(int) string) string {
-	if len(olds) == 0 || s == "" {
-		return s
-	}
-	var b strings.Builder
-	done := 0
-	for i := 0; i < len(s); i++ {
-		for k, old := range olds {
-			if old != "" && strings.HasPrefix(s[i:], old) && bounded(s, i, i+len(old), old) {
-				b.WriteString(s[done:i])
-				b.WriteString(with(k))
-				i += len(old) - 1
-				done = i + 1
-				break
-			}
-		}
-	}
-	if done == 0 {
-		return s
-	}
-	b.WriteString(s[done:])
-	return b.String()
+	return plans.ReplaceWords(s, g.list(), func(int) string { return redacted })
 }
 
 // lines guards each line.
@@ -101,24 +74,6 @@ func (g *guard) lines(ls []string) []string {
 		out[i] = g.text(l)
 	}
 	return out
-}
-
-// bounded reports whether sec, found at s[i:j], stands as a word of its
-// own: the characters around it do not continue it. A secret that starts
-// (or ends) with a non-word character needs no boundary on that side.
-func bounded(s string, i, j int, sec string) bool {
-	if i > 0 && wordByte(s[i-1]) && wordByte(sec[0]) {
-		return false
-	}
-	if j < len(s) && wordByte(s[j]) && wordByte(sec[len(sec)-1]) {
-		return false
-	}
-	return true
-}
-
-// wordByte is a letter, a digit, _, or part of a non-ASCII character.
-func wordByte(c byte) bool {
-	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
 
 // value returns v with the guard applied to every string inside it (map
@@ -168,6 +123,6 @@ func (r *redactor) addInput(real string, shown plans.Shown) {
 }
 
 func (r *redactor) text(s string) string {
-	s = replaceWords(s, r.real, func(i int) string { return r.shown[i] })
+	s = plans.ReplaceWords(s, r.real, func(i int) string { return r.shown[i] })
 	return r.g.text(s)
 }
