@@ -153,7 +153,7 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 // process died, or the timeout passed.
 func (s *stepRun) ended(ctx, outer context.Context) events.Outcome {
 	if outer.Err() != nil && ctx.Err() != nil && !errors.Is(context.Cause(ctx), errProcessDied) {
-		return events.Outcome{Status: events.Interrupted, Reason: "interrupted", Evidence: s.evidence(nil)}
+		return events.Outcome{Status: events.Interrupted, Reason: interruptReason(outer), Evidence: s.evidence(nil)}
 	}
 	var died *diedError
 	if errors.As(context.Cause(ctx), &died) {

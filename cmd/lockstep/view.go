@@ -159,11 +159,18 @@ func eventLines(e events.Event, s style) []string {
 		return []string{s.dim(e.Message)}
 	case events.AttemptFinished:
 		o := e.Outcome
+		if o.NotKept != "" {
+			return []string{s.red(fmt.Sprintf("not kept: %s %s, but %s", e.Plan, o.Status, o.NotKept))}
+		}
 		switch o.Status {
 		case events.Confirmed:
 			return []string{s.green(fmt.Sprintf("confirmed: every step of %s held (attempt %d, %s)", e.Plan, e.Attempt, dur(o.Duration)))}
 		case events.Interrupted:
-			return []string{s.red(fmt.Sprintf("interrupted: attempt %d of %s stopped after %s", e.Attempt, e.Plan, dur(o.Duration)))}
+			l := fmt.Sprintf("interrupted: attempt %d of %s stopped after %s", e.Attempt, e.Plan, dur(o.Duration))
+			if o.Reason != "" {
+				l += ": " + o.Reason
+			}
+			return []string{s.red(l)}
 		}
 		l := fmt.Sprintf("failed: %s did not confirm (attempt %d, %s)", o.Failed, e.Attempt, dur(o.Duration))
 		return []string{s.red(l)}
@@ -182,6 +189,10 @@ func outcomeLines(p string, o *events.Outcome, s style) []string {
 	lines := []string{fmt.Sprintf("%s: %s after %s: %s", p, s.red(string(o.Status)), dur(o.Duration), o.Reason)}
 	if o.ErrorMessage != "" {
 		lines = append(lines, "    "+s.bold(o.ErrorMessage))
+	}
+	if o.Partial && len(o.Metrics) > 0 {
+		lines = append(lines, "    partial metrics, measured until the step was cut short:")
+		lines = append(lines, metricsLines(o.Metrics)...)
 	}
 	return append(lines, evidenceLines(o.Evidence, s)...)
 }

@@ -142,19 +142,27 @@ type Progress struct {
 
 // Outcome is how a step or the attempt ended and why.
 type Outcome struct {
-	Status       Status                 `json:"status"`
-	Reason       string                 `json:"reason,omitempty"`        // one line: "timed out after 30s", "process 123 exited with status 1"
-	ErrorMessage string                 `json:"error_message,omitempty"` // the plan's error_message of the deciding condition
-	Failed       string                 `json:"failed_step,omitempty"`   // on attempt_finished: the step that failed
-	Duration     time.Duration          `json:"duration_ns"`
-	Evidence     *Evidence              `json:"evidence,omitempty"`
-	Metrics      map[string]float64     `json:"metrics,omitempty"`
-	Outputs      map[string]string      `json:"outputs,omitempty"` // self outputs worth keeping, rendered (pid, exit_code...)
-	Stats        map[string]MetricStats `json:"metric_stats,omitempty"`
+	Status       Status             `json:"status"`
+	Reason       string             `json:"reason,omitempty"`        // one line: "timed out after 30s", "process 123 exited with status 1"
+	ErrorMessage string             `json:"error_message,omitempty"` // the plan's error_message of the deciding condition
+	Failed       string             `json:"failed_step,omitempty"`   // on attempt_finished: the step that failed
+	Duration     time.Duration      `json:"duration_ns"`
+	Evidence     *Evidence          `json:"evidence,omitempty"`
+	Metrics      map[string]float64 `json:"metrics,omitempty"`
+	// Partial: the step was cut short (interrupted, timed out, a watched
+	// process died) while it measured; Metrics are what it measured until
+	// then, never a result to judge by.
+	Partial bool                   `json:"partial,omitempty"`
+	Outputs map[string]string      `json:"outputs,omitempty"` // self outputs worth keeping, rendered (pid, exit_code...)
+	Stats   map[string]MetricStats `json:"metric_stats,omitempty"`
 	// Requests are a load's per-request records, kept when the load asks
 	// (keep_requests = true).
 	Requests []Request         `json:"requests,omitempty"`
 	Notes    map[string]string `json:"notes,omitempty"`
+	// NotKept, on attempt_finished as the views show it: the record could
+	// not be written in full, so the verdict is not kept (the run exits 3
+	// whatever Status says); it says what was lost.
+	NotKept string `json:"not_kept,omitempty"`
 }
 
 // Request is one request of a load, times in milliseconds from the start

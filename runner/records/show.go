@@ -79,7 +79,7 @@ func Show(a *Attempt, format string) (string, error) {
 		g := &grid{head: []string{"step", "metric", "value", "spread"}, right: []bool{false, false, true, false}}
 		for _, m := range ms {
 			v, _ := m.value(a)
-			g.add(m.step, m.name, Metric(v), spread(a, m))
+			g.add(m.step, m.name, m.cell(a, v), spread(a, m))
 		}
 		p.table(g)
 	}
@@ -116,7 +116,9 @@ func showStep(p *page, a *Attempt, s *Step) {
 	if o != nil {
 		reason, message = o.Reason, o.ErrorMessage
 	}
-	if state == string(events.Interrupted) {
+	if state == string(events.Interrupted) && o == nil {
+		// No outcome: the run died in this step (SIGKILL, a crash). A
+		// clean interrupt records its own reason ("interrupted by SIGINT").
 		reason = "the run was killed in this step"
 	}
 	kv := []string{
@@ -140,6 +142,9 @@ func showStep(p *page, a *Attempt, s *Step) {
 	}
 	if s.Progress != nil && o == nil {
 		kv = append(kv, "progress", progressLine(s.Progress))
+	}
+	if o != nil && o.Partial {
+		kv = append(kv, "metrics", "partial: what was measured until the step was cut short")
 	}
 	p.fields(kv...)
 	if o != nil && len(o.Notes) > 0 {
