@@ -913,7 +913,8 @@ func (s *SSH) ReadAt(ctx context.Context, path string, off int64, max int) ([]by
 
 // procScript lists every process: its stat lines, then its command lines
 // framed by head's "==> FILE <==" headers: two processes for the lot.
-const procScript = `echo "self $$ $PPID"
+const procScript = `read -r self </proc/self/stat
+echo "self ${self%% *} $$"
 cat /proc/[0-9]*/stat 2>/dev/null
 echo "==lockstep-cmdlines"
 head -v -c 65536 -- /proc/[0-9]*/cmdline 2>/dev/null
@@ -938,7 +939,7 @@ func (s *SSH) Processes(ctx context.Context, match string) ([]ProcessInfo, error
 	}
 	stats, cmdlines, _ := bytes.Cut(out, []byte("==lockstep-cmdlines\n"))
 	lines := strings.Split(string(stats), "\n")
-	// The script's shell, its children and the worker running it.
+	// The script's subshell, its children and the worker running it.
 	self, worker := -1, -1
 	if v, ok := strings.CutPrefix(lines[0], "self "); ok {
 		a, b, _ := strings.Cut(v, " ")

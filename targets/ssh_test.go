@@ -981,6 +981,26 @@ func waitNoProcesses(t *testing.T, ctx context.Context, tg Target, match, what s
 	}
 }
 
+// A process listing leaves lockstep's own processes out: the worker, the
+// subshell running the listing script and what that script runs.
+func TestSSHProcessesLeavesItselfOut(t *testing.T) {
+	srv := sshtest.StartSSHD(t)
+	s := testSSH(t, srv)
+	ctx := ctxFor(t, time.Minute)
+	own, err := s.Processes(ctx, `lockstep-call|^cat /proc|^head -v -c 65536|/proc/self/stat`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(own) > 0 {
+		t.Errorf("Processes listed lockstep's own: %+v", own)
+	}
+	// Yet it lists the host's processes: this test's own sshd.
+	all, err := s.Processes(ctx, `sshd`)
+	if err != nil || len(all) == 0 {
+		t.Fatalf("Processes(sshd) = %+v, %v", all, err)
+	}
+}
+
 func TestSSHWorkers(t *testing.T) {
 	srv := sshtest.StartSSHD(t)
 	s := testSSH(t, srv)
