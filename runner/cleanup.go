@@ -15,6 +15,9 @@ func (r *run) cleanup(ctx context.Context) {
 	for i := len(ls) - 1; i >= 0; i-- {
 		l := ls[i]
 		c := &events.Cleanup{PID: l.proc.PID, Log: l.proc.Log}
+		if l.shownLog != "" {
+			c.Log = l.shownLog
+		}
 		ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		st, err := l.target.Inspect(ictx, l.proc)
 		cancel()

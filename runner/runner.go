@@ -101,6 +101,9 @@ type launched struct {
 	target targets.Target
 	proc   targets.Process
 	keep   bool
+	// shownLog is the log's path as shown, when a sensitive value is
+	// part of it; "" shows proc.Log.
+	shownLog string
 }
 
 // Run runs the plan once. It returns when every step has ended and every

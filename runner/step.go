@@ -377,7 +377,9 @@ func (s *stepRun) noteInput(red *redactor, expr hcl.Expression, ectx *hcl.EvalCo
 				if sh, diags := plans.Show(item.ValueExpr, ectx); !diags.HasErrors() {
 					red.addInput(real, sh)
 				}
+				continue
 			}
+			s.noteInput(red, item.ValueExpr, ectx, iv) // a nested map
 		}
 		return
 	}
@@ -487,6 +489,9 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 		return s.errored(fmt.Errorf("starting %q: %w", shown, err)), true
 	}
 	s.own = &launched{addr: s.ev.Addr, target: s.t, proc: proc, keep: s.st.Keep || s.r.o.Keep}
+	if shownLog != logPath {
+		s.own.shownLog = shownLog
+	}
 	s.r.addLaunch(s.own)
 	s.ownLog = steps.FollowStart(s.t, logPath)
 	s.followers = append(s.followers, s.ownLog)
