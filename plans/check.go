@@ -39,8 +39,11 @@ type checker struct {
 	// conditions without running anything
 	varVals   map[string]cty.Value
 	localVals map[string]cty.Value
-	selfVals  map[string]cty.Value // step kind -> its self
-	probeVals map[string]cty.Value // probe kind -> its outputs
+	// localLimits holds the locals whose values, known before the run,
+	// are beyond a limit.
+	localLimits map[string]error
+	selfVals    map[string]cty.Value // step kind -> its self
+	probeVals   map[string]cty.Value // probe kind -> its outputs
 	// var, local, step and target as objects: the same in every context
 	roots    map[string]cty.Value
 	contexts map[*Step]*hcl.EvalContext
@@ -96,6 +99,7 @@ func (c *checker) buildValues() {
 		c.varVals[v.Name] = cty.UnknownVal(v.Type)
 	}
 	c.localVals = map[string]cty.Value{}
+	c.localLimits = map[string]error{}
 	for _, l := range c.plan.Locals {
 		c.localVals[l.Name] = cty.DynamicVal
 	}
@@ -103,12 +107,19 @@ func (c *checker) buildValues() {
 	// command with ${local.port} (a number) pass the quoting check.
 	order, _ := localOrder(c.plan.Locals)
 	varObj := objectOf(c.varVals)
+	var budget localsBudget
 	for _, l := range order {
 		ctx := &hcl.EvalContext{
 			Variables: map[string]cty.Value{"var": varObj, "local": objectOf(c.localVals)},
 			Functions: c.decoder.funcs,
 		}
 		if v, ds := l.Expr.Value(ctx); !ds.HasErrors() {
+			if err := budget.add(v); err != nil {
+				// A value beyond a limit stays unknown, so that a chain
+				// of locals doubling a string stops here.
+				c.localLimits[l.Name] = err
+				continue
+			}
 			c.localVals[l.Name] = v
 		}
 	}
@@ -244,7 +255,9 @@ func (c *checker) checkLocals() hcl.Diagnostics {
 		ds := c.refs(l.Expr, ctxLocal, -1)
 		ds = append(ds, c.syntax(l.Expr)...)
 		diags = append(diags, ds...)
-		if !ds.HasErrors() {
+		if err := c.localLimits[l.Name]; err != nil {
+			diags = append(diags, localLimitDiag(l, err))
+		} else if !ds.HasErrors() {
 			_, evalDiags := l.Expr.Value(c.evalContext(nil))
 			diags = append(diags, evalDiags...)
 		}
@@ -498,7 +511,7 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 	for _, a := range []struct {
 		name string
 		e    hcl.Expression
-	}{{"log", s.Log}, {"env", s.Env}, {"workdir", s.Workdir}, {"timeout", s.Timeout}, {"interval", s.Interval}, {"grace", s.Grace}} {
+	}{{"log", s.Log}, {"pidfile", s.Pidfile}, {"env", s.Env}, {"workdir", s.Workdir}, {"timeout", s.Timeout}, {"interval", s.Interval}, {"grace", s.Grace}} {
 		if a.e == nil {
 			continue
 		}

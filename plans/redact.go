@@ -267,7 +267,7 @@ func ReplaceWords(s string, olds []string, with func(int) string) string {
 	done := 0
 	for i := 0; i < len(s); i++ {
 		for k, old := range olds {
-			if old != "" && strings.HasPrefix(s[i:], old) && bounded(s, i, i+len(old), old) {
+			if old != "" && strings.HasPrefix(s[i:], old) && standsAlone(s, i, i+len(old), old) {
 				b.WriteString(s[done:i])
 				b.WriteString(with(k))
 				i += len(old) - 1
@@ -283,10 +283,10 @@ func ReplaceWords(s string, olds []string, with func(int) string) string {
 	return b.String()
 }
 
-// bounded reports whether old, found at s[i:j], stands as a word of its
+// standsAlone reports whether old, found at s[i:j], stands as a word of its
 // own. A value that starts (or ends) with a non-word character needs no
 // boundary on that side.
-func bounded(s string, i, j int, old string) bool {
+func standsAlone(s string, i, j int, old string) bool {
 	if i > 0 && wordByte(s[i-1]) && wordByte(old[0]) {
 		return false
 	}

@@ -2,7 +2,6 @@ package plans
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -90,6 +89,10 @@ func (p *Plan) Resolve(in Inputs) (*Scope, hcl.Diagnostics) {
 		if v == nil {
 			continue // the environment is shared: other plans' variables are fine
 		}
+		if d := valueTooLong(v, value, EnvPrefix+name); d != nil {
+			diags = append(diags, d)
+			continue
+		}
 		val, ds := s.parseRaw(v, value, EnvPrefix+name)
 		diags = append(diags, ds...)
 		if val != cty.NilVal {
@@ -120,6 +123,10 @@ func (p *Plan) Resolve(in Inputs) (*Scope, hcl.Diagnostics) {
 				Summary:  "Value for undeclared variable",
 				Detail:   fmt.Sprintf("-var %s: the plan declares no variable %q.%s", kv, name, didYouMean(name, names)),
 			})
+			continue
+		}
+		if d := valueTooLong(v, value, "-var "+name); d != nil {
+			diags = append(diags, d)
 			continue
 		}
 		val, ds := s.parseRaw(v, value, "-var")
@@ -165,6 +172,17 @@ func (p *Plan) Resolve(in Inputs) (*Scope, hcl.Diagnostics) {
 			s.Vars[v.Name] = cty.UnknownVal(v.Type)
 			continue
 		}
+		if err := CheckValue(val); err != nil {
+			subject := raw.rng
+			if subject == nil {
+				subject = v.DeclRange.Ptr()
+			}
+			diags = append(diags, limitDiag("Value beyond a limit",
+				limitf("the value for %q from %s is beyond a limit: %s", v.Name, raw.source, err),
+				"Give a smaller value.", *subject))
+			s.Vars[v.Name] = cty.UnknownVal(v.Type)
+			continue
+		}
 		if v.Sensitive {
 			val = val.Mark(Sensitive)
 		}
@@ -189,9 +207,16 @@ func (p *Plan) Resolve(in Inputs) (*Scope, hcl.Diagnostics) {
 			Subject:  l.DeclRange.Ptr(),
 		})
 	}
+	var budget localsBudget
 	for _, l := range order {
 		val, ds := l.Expr.Value(s.EvalContext(nil))
 		diags = append(diags, s.hideIn(ds)...)
+		if err := budget.add(val); err != nil {
+			// Doubling a string or a list through a chain of locals
+			// would otherwise grow without bound.
+			diags = append(diags, localLimitDiag(l, err))
+			val = cty.DynamicVal
+		}
 		s.Locals[l.Name] = val
 	}
 
@@ -232,14 +257,21 @@ func (s *Scope) parseRaw(v *Variable, raw, source string) (cty.Value, hcl.Diagno
 		return val, nil
 	}
 	filename := fmt.Sprintf("<value for var.%s>", v.Name)
-	expr, diags := hclsyntax.ParseExpression([]byte(raw), filename, hcl.InitialPos)
 	if !v.Sensitive {
 		// A sensitive value's text is no source to quote.
 		s.Files[filename] = &hcl.File{Bytes: []byte(raw)}
 	}
+	if diags := checkTokens(filename, []byte(raw), hcl.InitialPos, false); diags.HasErrors() {
+		return cty.NilVal, s.hideDetail(v, diags)
+	}
+	expr, diags := hclsyntax.ParseExpression([]byte(raw), filename, hcl.InitialPos)
 	if diags.HasErrors() {
 		return cty.NilVal, s.hideDetail(v, diags)
 	}
+	if ds := checkTree(expr); ds.HasErrors() {
+		return cty.NilVal, ds
+	}
+	boundOperators(expr)
 	val, ds := expr.Value(nil)
 	diags = append(diags, ds...)
 	if ds.HasErrors() {
@@ -264,13 +296,24 @@ func (s *Scope) hideDetail(v *Variable, diags hcl.Diagnostics) hcl.Diagnostics {
 	return out
 }
 
+// valueTooLong refuses a value given as text (-var, the environment)
+// longer than MaxVarValueBytes, before it is read.
+func valueTooLong(v *Variable, raw, source string) *hcl.Diagnostic {
+	if len(raw) <= MaxVarValueBytes {
+		return nil
+	}
+	return limitDiag("Value too long",
+		limitf("%s gives %s for %q; a value given on the command line or in the environment is at most %s", source, size(len(raw)), v.Name, size(MaxVarValueBytes)),
+		"Put a large value in a -var-file (at most "+size(MaxVarFileBytes)+"), or in a file the plan's commands read.", v.DeclRange)
+}
+
 type fileValue struct {
 	val cty.Value
 	rng *hcl.Range
 }
 
 func (s *Scope) readVarFile(p *Plan, path string, names []string) (map[string]fileValue, hcl.Diagnostics) {
-	src, err := os.ReadFile(path)
+	src, err := readLimited(path, MaxVarFileBytes)
 	if err != nil {
 		return nil, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
@@ -278,7 +321,7 @@ func (s *Scope) readVarFile(p *Plan, path string, names []string) (map[string]fi
 			Detail:   fmt.Sprintf("%v. Check the -var-file path.", err),
 		}}
 	}
-	file, diags := parseSource(path, src)
+	file, diags := parseSource(path, src, MaxVarFileBytes)
 	if diags.HasErrors() || file == nil {
 		// Which lines hold a sensitive value cannot be told: no line of
 		// the file is shown when the plan has one.

@@ -74,6 +74,10 @@ func (s *stepRun) confirm(ctx, outer context.Context, single bool) events.Outcom
 		last = s.evaluate(ectx)
 		s.note(last)
 		s.progress(ectx)
+		if s.limit != nil {
+			// Evaluating again would meet the same limit: fail now.
+			return s.finish(events.Outcome{Status: events.Failed, Reason: s.limit.Error()}, last)
+		}
 		if last.aborted != nil {
 			return s.finish(events.Outcome{Status: events.Aborted, Reason: "abort_if held: " + last.aborted.Source, ErrorMessage: last.aborted.ErrorMessage}, last)
 		}
@@ -163,6 +167,14 @@ func (s *stepRun) observe(ctx context.Context) {
 			// Cut short by the step's end: keep what was last seen.
 			return
 		}
+		if err == nil {
+			// What the world returns keeps to the plan's limits too (a
+			// number of 1e100000000 in a JSON body would take minutes to
+			// print); the error is permanent, so the step fails.
+			if lerr := plans.CheckValue(v); lerr != nil {
+				err = fmt.Errorf("the observed value is beyond a limit: %w", lerr)
+			}
+		}
 		if err != nil {
 			s.values[np.name] = cty.DynamicVal
 			s.errs[np.name] = err
@@ -173,9 +185,13 @@ func (s *stepRun) observe(ctx context.Context) {
 	}
 	if s.own != nil {
 		s.ownLog.Poll(ctx)
-		st, err := s.t.Inspect(ctx, s.own.proc)
+		st, err := s.r.state(ctx, s.own)
 		if err == nil {
 			s.self["alive"] = cty.BoolVal(st.Alive)
+			s.following = st.following
+		}
+		for k, v := range daemonOutputs(s.own) {
+			s.self[k] = v
 		}
 	}
 }
@@ -254,7 +270,9 @@ func (s *stepRun) defaults() []events.Condition {
 	case "launch":
 		started := events.Condition{Kind: "default", Source: "a new process started by this step", State: events.CondHeld}
 		alive := events.Condition{Kind: "default", Source: fmt.Sprintf("the process is alive after its grace period (%s)", s.grace), State: events.CondHeld}
-		if a := s.self["alive"]; a == cty.NilVal || !a.True() {
+		if s.following != "" {
+			alive.State, alive.Reason = events.CondNotYet, s.following
+		} else if a := s.self["alive"]; a == cty.NilVal || !a.True() {
 			alive.State, alive.Reason = events.CondFalse, "the process is not running"
 		} else if time.Since(s.start) < s.grace {
 			alive.State, alive.Reason = events.CondNotYet, fmt.Sprintf("alive, within its grace period (%s)", s.grace)
@@ -296,6 +314,7 @@ func (s *stepRun) cond(kind string, c *plans.Condition, ectx *hcl.EvalContext, v
 	if diags.HasErrors() {
 		// hcl may quote a value it could not use: guarded.
 		res.State, res.Reason = events.CondNotYet, s.r.guard.text(diagText(diags))
+		s.exceeded(kind, c.Source, diags)
 		return res
 	}
 	v, _ = v.UnmarkDeep()
@@ -315,6 +334,20 @@ func (s *stepRun) cond(kind string, c *plans.Condition, ectx *hcl.EvalContext, v
 		}
 	}
 	return res
+}
+
+// exceeded keeps the first limit an expression of the step met (range
+// asked for a billion elements, arithmetic went beyond a 64-bit float's
+// range): the step fails with it, as waiting would meet it again.
+func (s *stepRun) exceeded(kind, source string, diags hcl.Diagnostics) {
+	err := plans.ExceedsLimit(diags)
+	if err == nil || s.limit != nil {
+		return
+	}
+	if source != "" {
+		kind += " " + source
+	}
+	s.limit = fmt.Errorf("%s: %w", kind, err)
 }
 
 // probeErrors are the reasons the probes an expression reads could not be
@@ -411,7 +444,9 @@ func (s *stepRun) note(t turn) {
 func (s *stepRun) progress(ectx *hcl.EvalContext) {
 	p := &events.Progress{Elapsed: time.Since(s.start)}
 	if s.st.Progress != nil {
-		if v, diags := s.st.Progress.Value(ectx); !diags.HasErrors() {
+		v, diags := s.st.Progress.Value(ectx)
+		s.exceeded("progress", "", diags)
+		if !diags.HasErrors() {
 			v, _ = v.UnmarkDeep()
 			if v.IsKnown() && !v.IsNull() {
 				if n, err := convert.Convert(v, cty.Number); err == nil {

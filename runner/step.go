@@ -51,14 +51,20 @@ type stepRun struct {
 	followers []*steps.Follower
 	own       *launched // the process this launch started
 	ownLog    *steps.Follower
+	// following says why the launch is neither alive nor dead: its
+	// command exited 0 and the daemon it left is being made sure of.
+	following string
 	// logVal is self.log as of logRead bytes of ownLog: made again only
 	// when the log grew (a value of 8 MiB costs milliseconds per turn).
-	logVal   cty.Value
-	logRead  int64
-	grace    time.Duration
-	history  []events.Sample
-	last     string // the last observation summary emitted
-	lastAt   time.Time
+	logVal  cty.Value
+	logRead int64
+	grace   time.Duration
+	history []events.Sample
+	last    string // the last observation summary emitted
+	lastAt  time.Time
+	// limit is the first limit the step's expressions met (plans'
+	// limits): the step fails with it.
+	limit    error
 	metrics  map[string]float64
 	stats    map[string]events.MetricStats
 	notes    map[string]string
@@ -183,7 +189,7 @@ func (s *stepRun) evalContext(scope *plans.Scope) *hcl.EvalContext {
 		probeVals[np.name] = v
 	}
 	extra := map[string]cty.Value{
-		"step":  plans.StepOutputs(s.r.outputs),
+		"step":  plans.StepOutputs(s.r.stepOutputs()),
 		"probe": cty.ObjectVal(probeVals),
 		"self":  cty.ObjectVal(s.selfValues()),
 	}
@@ -229,7 +235,7 @@ func (s *stepRun) outputs() map[string]string {
 }
 
 func (s *stepRun) makeProbes(ctx context.Context, readingSelf bool) error {
-	ectx := s.r.o.Scope.EvalContext(map[string]cty.Value{"step": plans.StepOutputs(s.r.outputs), "self": cty.ObjectVal(s.selfValues())})
+	ectx := s.r.o.Scope.EvalContext(map[string]cty.Value{"step": plans.StepOutputs(s.r.stepOutputs()), "self": cty.ObjectVal(s.selfValues())})
 	reads := probeReads(s.st)
 	for _, pb := range s.st.Probes {
 		if readsRoot(pb.Attrs, "self") != readingSelf {
@@ -448,7 +454,11 @@ func (s *stepRun) runCommand(ctx, outer context.Context, cmd targets.Command, sh
 	if err != nil {
 		return res, s.errored(err), true
 	}
-	for k, v := range commandSelf(res) {
+	self := commandSelf(res)
+	if err := plans.CheckValue(cty.ObjectVal(self)); err != nil {
+		return res, events.Outcome{Status: events.Failed, Reason: "the command's output is beyond a limit: " + err.Error(), Evidence: s.evidence(nil)}, true
+	}
+	for k, v := range self {
 		s.self[k] = v
 	}
 	code := res.ExitCode
@@ -477,6 +487,10 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 	if g, diags := s.r.o.Scope.Grace(s.st); !diags.HasErrors() {
 		s.grace = g
 	}
+	pidfile, _, err := evalText(s.st.Pidfile, s.evalContext(s.r.o.Scope))
+	if err != nil {
+		return s.errored(fmt.Errorf("pidfile: %w", err)), true
+	}
 	moved, err := s.t.MoveAside(ctx, logPath)
 	if err != nil {
 		return s.errored(fmt.Errorf("moving the old log aside: %w", err)), true
@@ -488,7 +502,7 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 		}
 		return s.errored(fmt.Errorf("starting %q: %w", shown, err)), true
 	}
-	s.own = &launched{addr: s.ev.Addr, target: s.t, proc: proc, keep: s.st.Keep || s.r.o.Keep}
+	s.own = &launched{addr: s.ev.Addr, step: s.ev, target: s.t, proc: proc, keep: s.st.Keep || s.r.o.Keep, pidfile: pidfile}
 	if shownLog != logPath {
 		s.own.shownLog = shownLog
 	}
@@ -504,6 +518,7 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 	}
 	s.self["command"] = cty.StringVal(shown)
 	s.self["alive"] = cty.True
+	s.self["daemonized"] = cty.False
 	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown, PID: proc.PID, PGID: proc.PGID, Log: shownLog, MovedLog: moved}})
 	return events.Outcome{}, false
 }

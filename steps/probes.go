@@ -21,6 +21,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
+	"lockstep/plans"
 	"lockstep/targets"
 )
 
@@ -203,6 +204,11 @@ func toText(v cty.Value) (string, error) {
 func JSONValue(data []byte) cty.Value {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || !json.Valid(data) {
+		return cty.NullVal(cty.DynamicPseudoType)
+	}
+	if err := plans.CheckJSON(data); err != nil {
+		// Too long a number or too deep a nesting to read in bounded
+		// time: as unreadable as text that is not JSON.
 		return cty.NullVal(cty.DynamicPseudoType)
 	}
 	ty, err := ctyjson.ImpliedType(data)

@@ -143,6 +143,13 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	root := records.Root(f.records, f.plan)
 	// From here a failed write to stdout or stderr never ends the run.
 	out, errs := newOutput("stdout", stdout), newOutput("stderr", stderr)
+	defer func() {
+		for _, o := range []*output{out, errs} {
+			if n := o.close(); n > 0 {
+				errorf(errs, "%d bytes of %s were dropped: its reader did not keep up (the record has everything)", n, o.name)
+			}
+		}
+	}()
 	ctx, force, signalled, stop := interrupts(errs)
 	defer stop()
 

@@ -131,6 +131,8 @@ func eventLines(e events.Event, s style) []string {
 	case events.StepAction:
 		a := e.Action
 		switch {
+		case a.Daemonized:
+			return []string{fmt.Sprintf("%s: daemonized into pid %d: %s", p, a.PID, firstLineOf(a.Command))}
 		case a.PID != 0:
 			l := fmt.Sprintf("%s: launched pid %d: %s", p, a.PID, firstLineOf(a.Command))
 			if a.Log != "" {

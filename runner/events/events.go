@@ -99,6 +99,9 @@ type Action struct {
 	Log      string `json:"log,omitempty"`
 	MovedLog string `json:"moved_log,omitempty"` // where an old log was moved aside
 	ExitCode *int   `json:"exit_code,omitempty"`
+	// Daemonized is set when the launch's command exited 0 into a daemon:
+	// PID, PGID and Command are then the daemon's, which the launch follows.
+	Daemonized bool `json:"daemonized,omitempty"`
 }
 
 // Observation is one turn of a confirm loop: what the probes read and what
