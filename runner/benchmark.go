@@ -114,11 +114,12 @@ func (s *stepRun) runCommandBenchmark(ctx, outer context.Context) (events.Outcom
 			return out, true
 		}
 		if code := res.ExitCode; code != 0 {
-			return events.Outcome{Status: events.Failed, Reason: fmt.Sprintf("run %d of %d exited with status %d", i+1, runs, code), Evidence: &events.Evidence{LogLines: s.r.guard.lines(lastLines(string(res.Stdout)+string(res.Stderr), 20))}}, true
+			// Its output is the evidence (outputEvidence).
+			return events.Outcome{Status: events.Failed, Reason: fmt.Sprintf("run %d of %d exited with status %d", i+1, runs, code)}, true
 		}
 		m, err := loads.Extract(res.Stdout, specs)
 		if err != nil {
-			return events.Outcome{Status: events.Failed, Reason: fmt.Sprintf("run %d of %d: %s", i+1, runs, s.r.guard.text(err.Error())), Evidence: &events.Evidence{LogLines: s.r.guard.lines(lastLines(string(res.Stdout), 20))}}, true
+			return events.Outcome{Status: events.Failed, Reason: fmt.Sprintf("run %d of %d: %s", i+1, runs, s.r.guard.text(err.Error()))}, true
 		}
 		for k, v := range m {
 			values[k] = append(values[k], v)

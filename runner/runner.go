@@ -93,6 +93,7 @@ type run struct {
 	targets map[string]targets.Target
 	// guard redacts sensitive values in what the world says (guard.go).
 	guard *guard
+	http  *steps.HTTPClients
 }
 
 // Run runs the plan once. It returns when every step has ended and every
@@ -111,6 +112,7 @@ func Run(ctx context.Context, o Options) Result {
 		outputs: map[string]cty.Value{},
 		targets: map[string]targets.Target{},
 		guard:   newGuard(o.Scope.Secrets()),
+		http:    steps.NewHTTPClients(),
 	}
 	// The watcher emits too (a launch found to have daemonized).
 	var emitMu sync.Mutex
