@@ -286,3 +286,62 @@ func TestMCPQuickstart(t *testing.T) {
 		t.Errorf("attempts answered %+v", att)
 	}
 }
+
+// TestMCPInspector drives lockstep mcp with a real external client: the
+// MCP Inspector's CLI mode (npm @modelcontextprotocol/inspector), which
+// .ci/run installs and names in LOCKSTEP_MCP_INSPECTOR.
+func TestMCPInspector(t *testing.T) {
+	inspector := os.Getenv("LOCKSTEP_MCP_INSPECTOR")
+	if inspector == "" {
+		inspector, _ = exec.LookPath("mcp-inspector")
+	}
+	if inspector == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("the MCP Inspector is missing in CI: .ci/run installs it and sets LOCKSTEP_MCP_INSPECTOR")
+		}
+		t.Skip("the MCP Inspector is not installed (npm install @modelcontextprotocol/inspector@0.15.0, then set LOCKSTEP_MCP_INSPECTOR to its mcp-inspector)")
+	}
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "broken.hcl"), "step \"run\" \"build\" {\n  comand = \"true\"\n}\n")
+	inspect := func(args ...string) []byte {
+		cmd := exec.Command(inspector, append([]string{"--cli", "lockstep", "mcp"}, args...)...)
+		cmd.Dir = root
+		cmd.Stderr = os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("mcp-inspector %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out
+	}
+	var list struct {
+		Tools []struct {
+			Name         string         `json:"name"`
+			OutputSchema map[string]any `json:"outputSchema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(inspect("--method", "tools/list"), &list); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	if want := []string{"attempts", "cancel", "diff", "explain", "run", "show", "status", "validate"}; !slices.Equal(names, want) {
+		t.Errorf("the inspector lists %v, want %v", names, want)
+	}
+	var call struct {
+		IsError           bool             `json:"isError"`
+		StructuredContent plans.Validation `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(inspect("--method", "tools/call", "--tool-name", "validate", "--tool-arg", "path=broken.hcl"), &call); err != nil {
+		t.Fatal(err)
+	}
+	v := call.StructuredContent
+	if call.IsError || v.Valid || len(v.Plans) != 1 || len(v.Plans[0].Diagnostics) != 1 {
+		t.Fatalf("validate through the inspector: %+v", call)
+	}
+	if d := v.Plans[0].Diagnostics[0]; d.Range == nil || d.Range.Start.Line != 2 || d.Range.Start.Column != 3 || d.Summary != "Unsupported argument" {
+		t.Errorf("diagnostic %+v, want broken.hcl:2:3 Unsupported argument", d)
+	}
+}
