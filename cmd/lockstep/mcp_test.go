@@ -24,6 +24,12 @@ import (
 // notifications go to the returned channel.
 func mcpSession(t *testing.T, dir string, args ...string) (*mcp.ClientSession, <-chan string) {
 	t.Helper()
+	return mcpSessionEnv(t, dir, nil, args...)
+}
+
+// mcpSessionEnv is mcpSession with env added to the server's environment.
+func mcpSessionEnv(t *testing.T, dir string, env []string, args ...string) (*mcp.ClientSession, <-chan string) {
+	t.Helper()
 	progress := make(chan string, 256)
 	client := mcp.NewClient(&mcp.Implementation{Name: "lockstep-test", Version: "1"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -36,6 +42,7 @@ func mcpSession(t *testing.T, dir string, args ...string) (*mcp.ClientSession, <
 	})
 	cmd := exec.Command("lockstep", append([]string{"mcp"}, args...)...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -343,5 +350,63 @@ func TestMCPInspector(t *testing.T) {
 	}
 	if d := v.Plans[0].Diagnostics[0]; d.Range == nil || d.Range.Start.Line != 2 || d.Range.Start.Column != 3 || d.Summary != "Unsupported argument" {
 		t.Errorf("diagnostic %+v, want broken.hcl:2:3 Unsupported argument", d)
+	}
+}
+
+// TestMCPRedacts: a sensitive value from the server's environment never
+// reaches the agent, in any answer or notification, even when the server
+// under test prints it.
+func TestMCPRedacts(t *testing.T) {
+	const secret = "hunter2-not-for-agents"
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "secret.hcl"), `plan "secret" {}
+variable "token" {
+  type      = string
+  sensitive = true
+}
+step "run" "leak" {
+  command = "echo token=${shellquote(var.token)}"
+  postcondition {
+    condition     = self.stdout == "nothing"
+    error_message = "it printed something"
+  }
+}
+`)
+	cs, progress := mcpSessionEnv(t, root, []string{"LOCKSTEP_VAR_token=" + secret})
+	params := &mcp.CallToolParams{Name: "run", Arguments: map[string]any{"path": "secret.hcl"}}
+	params.SetProgressToken("s")
+	var started agents.Started
+	if e := callTool(t, cs, params, &started); e != "" {
+		t.Fatal(e)
+	}
+	for msg := range progress {
+		if strings.Contains(msg, secret) {
+			t.Errorf("a progress notification holds the secret: %s", msg)
+		}
+		if strings.HasPrefix(msg, "attempt ") {
+			break
+		}
+	}
+	calls := []*mcp.CallToolParams{
+		{Name: "status", Arguments: map[string]any{"path": "secret.hcl", "attempt": started.Attempt, "wait_seconds": 25}},
+		{Name: "show", Arguments: map[string]any{"path": "secret.hcl"}},
+		{Name: "attempts", Arguments: map[string]any{"path": "secret.hcl"}},
+		{Name: "explain", Arguments: map[string]any{"path": "secret.hcl"}},
+	}
+	for _, c := range calls {
+		res, err := cs.CallTool(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res)
+		if res.IsError {
+			t.Errorf("%s: %s", c.Name, b)
+		}
+		if strings.Contains(string(b), secret) {
+			t.Errorf("%s answered the secret: %s", c.Name, b)
+		}
+		if c.Name == "status" && (!strings.Contains(string(b), `token='(sensitive)'`) || !strings.Contains(string(b), `token=(sensitive)`)) {
+			t.Errorf("status does not show the command and its output redacted: %s", b)
+		}
 	}
 }
