@@ -61,6 +61,7 @@ func (s *Server) start(p *plans.Plan, scope *plans.Scope, root, note string, pro
 				Scope:    scope,
 				Observer: obs,
 				Start:    events.Start{Host: s.o.Host, User: s.o.User, Note: note, Args: []string{"mcp", "run"}, Lockstep: s.o.Version},
+				Force:    s.o.Force,
 			},
 			Records: root,
 			Opened: func(w *records.Writer) {

@@ -35,6 +35,9 @@ type Options struct {
 	Version string
 	// Host and User are kept in each attempt's record.
 	Host, User string
+	// Force, when it ends, cuts short the always steps of attempts being
+	// stopped (a second Ctrl-C); nil: they run to their timeouts.
+	Force context.Context
 }
 
 // Server is lockstep's MCP server. One serves one client session; the

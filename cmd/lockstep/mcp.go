@@ -71,6 +71,11 @@ func mcpCommand(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return flagsFailed("mcp", err, mcpHelp, stdout, stderr)
 	}
+	// A signal ends the session as the client going away does: the
+	// attempts still running are stopped and their records finished; a
+	// second one cuts their always steps short.
+	ctx, force, _, stop := interrupts(stderr)
+	defer stop()
 	s, err := agents.New(agents.Options{
 		Roots:   f.roots,
 		Targets: f.targets,
@@ -78,14 +83,11 @@ func mcpCommand(args []string, stdout, stderr io.Writer) int {
 		Version: buildVersion(),
 		Host:    hostname(),
 		User:    username(),
+		Force:   force,
 	})
 	if err != nil {
 		return usageError(stderr, err.Error(), "give a folder that exists with --root DIR")
 	}
-	// A signal ends the session as the client going away does: the
-	// attempts still running are stopped and their records finished.
-	ctx, _, _, stop := interrupts(stderr)
-	defer stop()
 	if err := s.Serve(ctx, &mcp.StdioTransport{}); err != nil {
 		errorf(stderr, "mcp: %v", err)
 		return exitFailed

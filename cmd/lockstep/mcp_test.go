@@ -17,6 +17,7 @@ import (
 	"lockstep/agents"
 	"lockstep/plans"
 	"lockstep/runner/events"
+	"lockstep/runner/records"
 )
 
 // mcpSession starts `lockstep mcp ARGS...` in dir (the binary TestMain
@@ -184,9 +185,8 @@ step "run" "there" {
 	})
 }
 
-func TestMCPCancelStopsTheLaunch(t *testing.T) {
-	root := t.TempDir()
-	writeFile(t, filepath.Join(root, "hang.hcl"), `plan "hang" {}
+// hangPlan launches a process and then waits for a line it never prints.
+const hangPlan = `plan "hang" {}
 step "launch" "server" {
   command = "exec sleep 600"
 }
@@ -200,8 +200,12 @@ step "wait" "never" {
     condition = strcontains(probe.server.text, "a line that never comes")
   }
 }
-`)
-	cs, progress := mcpSession(t, root)
+`
+
+// startHang runs hang.hcl through cs and returns once its wait has
+// started, with the launch's pid.
+func startHang(t *testing.T, cs *mcp.ClientSession, progress <-chan string) int {
+	t.Helper()
 	params := &mcp.CallToolParams{Name: "run", Arguments: map[string]any{"path": "hang.hcl"}}
 	params.SetProgressToken("hang")
 	var started agents.Started
@@ -230,7 +234,15 @@ step "wait" "never" {
 	if pid == 0 {
 		t.Fatalf("no launch pid in the events: %+v", st.Events)
 	}
-	st = agents.Status{}
+	return pid
+}
+
+func TestMCPCancelStopsTheLaunch(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "hang.hcl"), hangPlan)
+	cs, progress := mcpSession(t, root)
+	pid := startHang(t, cs, progress)
+	var st agents.Status
 	if e := callTool(t, cs, &mcp.CallToolParams{Name: "cancel", Arguments: map[string]any{"path": "hang.hcl", "attempt": 1}}, &st); e != "" {
 		t.Fatal(e)
 	}
@@ -249,6 +261,28 @@ step "wait" "never" {
 	}
 }
 
+// TestMCPClientGoneStopsTheLaunch: a client that goes away mid-run
+// leaves no process behind, and the record finished, saying why.
+func TestMCPClientGoneStopsTheLaunch(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "hang.hcl"), hangPlan)
+	cs, progress := mcpSession(t, root)
+	pid := startHang(t, cs, progress)
+	if err := cs.Close(); err != nil { // closes the server's stdin, waits for it to exit
+		t.Logf("close: %v", err)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the launch (pid %d) still runs after the client went away: %v", pid, err)
+	}
+	a, err := records.Load(records.AttemptDir(filepath.Join(root, ".lockstep"), "hang", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Incomplete || a.Outcome.Status != events.Interrupted || !strings.Contains(a.Outcome.Reason, "the MCP client went away") {
+		t.Errorf("the record says incomplete=%v, %+v", a.Incomplete, a.Outcome)
+	}
+}
+
 // TestMCPQuickstart runs the quickstart through lockstep mcp to
 // confirmed, following its progress notifications.
 func TestMCPQuickstart(t *testing.T) {
@@ -259,8 +293,7 @@ func TestMCPQuickstart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	records := t.TempDir()
-	cs, progress := mcpSession(t, repo, "--records", records)
+	cs, progress := mcpSession(t, repo, "--records", t.TempDir())
 	params := &mcp.CallToolParams{Name: "run", Arguments: map[string]any{"path": "examples/quickstart.hcl", "note": "through mcp"}}
 	params.SetProgressToken(7)
 	var started agents.Started
