@@ -256,7 +256,7 @@ func (s *Server) attemptOf(arg string, n int) (attemptKey, error) {
 	if err != nil {
 		return attemptKey{}, err
 	}
-	name, err := planName(path)
+	name, err := plans.NameOf(path)
 	if err != nil {
 		return attemptKey{}, err
 	}
@@ -272,17 +272,6 @@ func (s *Server) attemptOf(arg string, n int) (attemptKey, error) {
 		n = nums[len(nums)-1]
 	}
 	return attemptKey{root, name, n}, nil
-}
-
-// planName is the plan's name from its file; attempts of a plan that no
-// longer parses still show.
-func planName(path string) (string, error) {
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("read plan: %w", err)
-	}
-	p, _ := plans.Parse(path, src)
-	return p.Name, nil
 }
 
 func (s *Server) status1(ctx context.Context, _ *mcp.CallToolRequest, in AttemptIn) (*mcp.CallToolResult, *Status, error) {
@@ -319,7 +308,7 @@ func (s *Server) attempts(_ context.Context, _ *mcp.CallToolRequest, in PlanIn) 
 	if err != nil {
 		return nil, out, err
 	}
-	name, err := planName(path)
+	name, err := plans.NameOf(path)
 	if err != nil {
 		return nil, out, err
 	}
