@@ -4,6 +4,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"lockstep/plans"
 )
 
 // An expression that does not evaluate either cannot be decided yet or
@@ -11,12 +13,15 @@ import (
 // not by its wording:
 //
 //   - Not yet: the value it is about is read from what the step observes
-//     (probe.*, self.*, or a for expression's element) and is not there: unknown (the probe could not
-//     read), null (a json body that is not JSON yet), or lacking the key, attribute or index looked up (a json body that has
-//     not got the key yet, an empty list). Waiting can change those.
+//     (probe.*, self.*, or a for expression's element) and is not there:
+//     unknown (the probe could not read), null (a json body that is not
+//     JSON yet), lacking the key, attribute or index looked up (a json
+//     body that has not got the key yet, an empty list), or text in which
+//     regex() finds no match yet (the line has not been written). Waiting
+//     can change those.
 //   - Failure: anything else. A known value of the wrong type ("a" > 3),
 //     a function that refuses known arguments (a pattern that does not
-//     compile, tonumber("abc"), regex finding no match), a null or a
+//     compile, tonumber("abc")), a null or a
 //     missing key in the plan's own values (var, local, earlier steps'
 //     outputs): waiting cannot change those.
 //
@@ -62,9 +67,34 @@ func notThereYet(d *hcl.Diagnostic) bool {
 	case *hclsyntax.UnaryOpExpr:
 		return anyAbsent(ctx, e.Val)
 	case *hclsyntax.FunctionCallExpr:
-		return anyAbsent(ctx, e.Args...)
+		return anyAbsent(ctx, e.Args...) || notFoundYet(ctx, e)
 	}
 	return false
+}
+
+// notFoundYet reports whether e is a regex() that found no match in text
+// the step observes, with a pattern that compiles: the line it looks for
+// has not been written yet, as a key not yet in an answer. A log grows; a
+// run step's own stdout does not, and its postconditions are evaluated
+// once, so there it fails as not met.
+func notFoundYet(ctx *hcl.EvalContext, e *hclsyntax.FunctionCallExpr) bool {
+	if e.Name != "regex" || len(e.Args) != 2 || !readsObserved(e.Args[1]) || readsObserved(e.Args[0]) {
+		return false
+	}
+	if plans.PatternErrors(e.Args[0], ctx).HasErrors() {
+		return false
+	}
+	pat, diags := e.Args[0].Value(ctx)
+	if diags.HasErrors() {
+		return false
+	}
+	text, diags := e.Args[1].Value(ctx)
+	if diags.HasErrors() {
+		return false
+	}
+	pat, _ = pat.UnmarkDeep()
+	text, _ = text.UnmarkDeep()
+	return pat.Type() == cty.String && text.Type() == cty.String && pat.IsKnown() && text.IsKnown() && !pat.IsNull() && !text.IsNull()
 }
 
 // anyAbsent reports whether one of the operands, reading observed state,

@@ -73,7 +73,11 @@ func TestConditionErrorsAreTold(t *testing.T) {
 		{`try(regex(var.bad, self.stdout)[0], "") == ""`, events.CondError},
 		{`probe.h.body > 3`, events.CondError},
 		{`tonumber(probe.h.body) > 3`, events.CondError},
-		{`regex("ready: (\\d+)", self.stdout)[0] == "1"`, events.CondError},
+		{`regex("ready: (\\d+)", self.stdout)[0] == "1"`, events.CondNotYet}, // the line has not been written yet
+		{`regex("load", probe.h.body) == "load"`, events.CondNotYet},
+		{`regex(var.bad, "fixed text") == "x"`, events.CondError},      // not observed: it cannot change
+		{`regex(probe.h.body, "fixed text") == "x"`, events.CondError}, // the pattern is what is observed
+		{`regex("(\\d+)", probe.h.json.name)[0] == "1"`, events.CondNotYet},
 		{`probe.h.json.word ? true : false`, events.CondError},
 		{`"a${probe.h.json}" == ""`, events.CondError},
 		{`probe.h.body`, events.CondError}, // not a bool
@@ -94,7 +98,7 @@ func TestConditionErrorsAreTold(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatal(diags.Error())
 			}
-			s := &stepRun{errs: map[string]error{}}
+			s := &stepRun{r: &run{}, errs: map[string]error{}}
 			got := s.cond("postcondition", &plans.Condition{Condition: expr, Source: tc.src}, ectx, map[string]string{})
 			if got.State != tc.want {
 				t.Fatalf("state %q (%s), want %q", got.State, got.Reason, tc.want)
