@@ -1065,3 +1065,16 @@ func launchRef(kind, name string, expr hcl.Expression, what string) (string, hcl
 	}
 	return addr, nil
 }
+
+// NameOf reads the name of the plan in the file at path (its plan
+// block's label, else the file name without its extension, as run names
+// its attempts), whether it is valid or not: the attempts of a plan that no longer parses or checks
+// are still found by its name.
+func NameOf(path string) (string, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read plan: %w", err)
+	}
+	p, _ := Parse(path, src)
+	return p.Name, nil
+}
