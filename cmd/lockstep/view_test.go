@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"lockstep/runner/events"
+	"lockstep/terminal"
 )
 
 // The live view draws the step in progress on one line: elapsed against
@@ -84,7 +85,7 @@ func TestViewsPrintNoRawControls(t *testing.T) {
 		}
 		clean(t, out.String())
 		for _, l := range strings.Split(out.String(), "\n") {
-			if n := len([]rune(l)); n > maxShownReason+100 {
+			if n := len([]rune(l)); n > terminal.MaxShownReason+100 {
 				t.Errorf("a line of %d characters: not cut", n)
 			}
 		}

@@ -1,4 +1,7 @@
-package main
+// Package terminal makes text that the world wrote (a server's log line,
+// a value a probe read) safe to show as one line of lockstep's output, in
+// the run views and in the reports read back from records alike.
+package terminal
 
 import (
 	"strings"
@@ -9,21 +12,21 @@ import (
 // log line or a value, and a summary or a reason that quotes several. The
 // live view cuts to the terminal's width.
 const (
-	maxShown       = 300
-	maxShownReason = 2000
+	MaxShown       = 300
+	MaxShownReason = 2000
 )
 
-// printable makes text the world wrote (a log line, a value read, a
+// Printable makes text the world wrote (a log line, a value read, a
 // reason quoting them) safe to print as one line of ours: ANSI escape
 // sequences (CSI, OSC and the other ESC sequences, and their C1 forms)
 // are dropped, so a server's colours or cursor moves cannot redraw our
 // output; a tab, \r, \n and the other line breaks become a space; other
-// control characters are dropped; a line longer than maxShown characters
+// control characters are dropped; a line longer than MaxShown characters
 // is cut with "…". Invalid UTF-8 shows as U+FFFD.
-func printable(s string) string { return printableCut(s, maxShown) }
+func Printable(s string) string { return PrintableCut(s, MaxShown) }
 
-// printableCut is printable with at most max characters.
-func printableCut(s string, max int) string {
+// PrintableCut is Printable with at most max characters.
+func PrintableCut(s string, max int) string {
 	var b strings.Builder
 	n := 0
 	for i := 0; i < len(s); {
