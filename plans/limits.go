@@ -263,8 +263,14 @@ func CheckSource(filename string, src []byte, max int) hcl.Diagnostics {
 }
 
 // checkTokens walks the native-syntax tokens of src (a file, or a
-// template when template is true) for nesting and number literals.
+// template when template is true) for nesting and number literals. A file
+// whose bounds (nativeBounds) are within the limits passes unlexed.
 func checkTokens(filename string, src []byte, start hcl.Pos, template bool) hcl.Diagnostics {
+	if !template {
+		if deep, long, ok := nativeBounds(src); ok && deep <= MaxNesting && long <= MaxNumberLength {
+			return nil
+		}
+	}
 	var tokens hclsyntax.Tokens
 	if template {
 		tokens, _ = hclsyntax.LexTemplate(src, filename, start)
@@ -394,8 +400,20 @@ var errTooDeep = errors.New("too deep")
 // nest (a long chain such as 1+1+...+1 parses without recursing, but
 // evaluating it recurses once per operator) and that its number literals
 // are in range.
-func checkTree(node hclsyntax.Node) (diags hcl.Diagnostics) {
-	w := &treeChecker{}
+func checkTree(node hclsyntax.Node) hcl.Diagnostics {
+	return walkTree(node, nil)
+}
+
+// checkAndBound is checkTree and boundOperators in one walk, for a tree
+// that is discarded when the check fails.
+func checkAndBound(node hclsyntax.Node) hcl.Diagnostics {
+	return walkTree(node, map[*hclsyntax.Operation]*hclsyntax.Operation{})
+}
+
+// walkTree checks node, and binds its arithmetic as it goes when ops (the
+// operations bound so far) is not nil.
+func walkTree(node hclsyntax.Node, ops map[*hclsyntax.Operation]*hclsyntax.Operation) (diags hcl.Diagnostics) {
+	w := &treeChecker{ops: ops}
 	defer func() {
 		if r := recover(); r != nil {
 			if r != errTooDeep {
@@ -412,6 +430,7 @@ type treeChecker struct {
 	depth int
 	deep  hcl.Range
 	diags hcl.Diagnostics
+	ops   map[*hclsyntax.Operation]*hclsyntax.Operation
 }
 
 func (w *treeChecker) Enter(n hclsyntax.Node) hcl.Diagnostics {
@@ -424,9 +443,20 @@ func (w *treeChecker) Enter(n hclsyntax.Node) hcl.Diagnostics {
 		w.deep = e.StartRange()
 		panic(errTooDeep)
 	}
-	if lit, ok := e.(*hclsyntax.LiteralValueExpr); ok && lit.Val.Type() == cty.Number && lit.Val.IsKnown() && !lit.Val.IsNull() {
-		if err := checkNumber(lit.Val.AsBigFloat()); err != nil {
-			w.diags = append(w.diags, numberDiag(err, lit.SrcRange))
+	switch e := e.(type) {
+	case *hclsyntax.LiteralValueExpr:
+		if e.Val.Type() == cty.Number && e.Val.IsKnown() && !e.Val.IsNull() {
+			if err := checkNumber(e.Val.AsBigFloat()); err != nil {
+				w.diags = append(w.diags, numberDiag(err, e.SrcRange))
+			}
+		}
+	case *hclsyntax.BinaryOpExpr:
+		if w.ops != nil {
+			e.Op = boundOperation(w.ops, e.Op)
+		}
+	case *hclsyntax.UnaryOpExpr:
+		if w.ops != nil {
+			e.Op = boundOperation(w.ops, e.Op)
 		}
 	}
 	return nil

@@ -39,13 +39,19 @@ func ParseFile(path string) (*Plan, hcl.Diagnostics) {
 // Files can print the diagnostics; it is fit to run only when the
 // diagnostics hold no error (warnings are fine).
 func Parse(filename string, src []byte) (*Plan, hcl.Diagnostics) {
+	return parse(filename, src, MaxPlanBytes)
+}
+
+// parse is Parse with the size limit given: the benchmarks read plans of
+// 10,000 steps, larger than a plan may be.
+func parse(filename string, src []byte, maxBytes int) (*Plan, hcl.Diagnostics) {
 	p := &Plan{
 		Filename: filename,
 		Source:   src,
 		Name:     strings.TrimSuffix(filepath.Base(filename), filepath.Ext(filename)),
 		Files:    map[string]*hcl.File{},
 	}
-	file, diags := parseSource(filename, src, MaxPlanBytes)
+	file, diags := parseSource(filename, src, maxBytes)
 	if file != nil {
 		p.Files[filename] = file
 	}
@@ -1024,10 +1030,9 @@ func parseSource(filename string, src []byte, max int) (*hcl.File, hcl.Diagnosti
 		return file, diags
 	}
 	if body, ok := file.Body.(*hclsyntax.Body); ok {
-		if ds := checkTree(body); ds.HasErrors() {
+		if ds := checkAndBound(body); ds.HasErrors() {
 			return &hcl.File{Bytes: src}, ds
 		}
-		boundOperators(body)
 	}
 	return file, diags
 }
