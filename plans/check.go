@@ -47,6 +47,7 @@ type checker struct {
 	// var, local, step and target as objects: the same in every context
 	roots    map[string]cty.Value
 	contexts map[*Step]*hcl.EvalContext
+	shared   map[string]*hcl.EvalContext // by step kind and probes
 }
 
 func (d *decoder) check() hcl.Diagnostics {
@@ -58,6 +59,7 @@ func (d *decoder) check() hcl.Diagnostics {
 		steps:    map[string]int{},
 		funcs:    map[string]bool{},
 		contexts: map[*Step]*hcl.EvalContext{},
+		shared:   map[string]*hcl.EvalContext{},
 	}
 	for name := range d.funcs {
 		c.funcs[name] = true
@@ -173,12 +175,26 @@ func outputsObject(outs []Output) cty.Value {
 }
 
 // evalContext returns the typed-unknown context for expressions of step
-// (nil outside steps), built once per step.
+// (nil outside steps). Steps of one kind with the same probes see the
+// same values, so they share one, built once.
 func (c *checker) evalContext(step *Step) *hcl.EvalContext {
 	if ctx, ok := c.contexts[step]; ok {
 		return ctx
 	}
-	ctx := c.newEvalContext(step)
+	key := ""
+	if step != nil {
+		var b strings.Builder
+		b.WriteString("step\x00" + step.Kind)
+		for _, p := range step.Probes {
+			b.WriteString("\x00" + p.Name + "\x00" + p.Kind)
+		}
+		key = b.String()
+	}
+	ctx, ok := c.shared[key]
+	if !ok {
+		ctx = c.newEvalContext(step)
+		c.shared[key] = ctx
+	}
 	c.contexts[step] = ctx
 	return ctx
 }
@@ -506,7 +522,7 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 	}
 	schema := c.lang.Step.Attrs
 	if kind != nil {
-		schema = append(append([]Attr(nil), schema...), kind.Attrs...)
+		schema = c.ownOf(kind).schema
 	}
 	for _, a := range []struct {
 		name string

@@ -3,6 +3,7 @@ package plans
 import (
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -183,5 +184,82 @@ func BenchmarkNativeBounds(b *testing.B) {
 	b.SetBytes(int64(len(src)))
 	for b.Loop() {
 		nativeBounds(src)
+	}
+}
+
+// walkReference is walkTree through hclsyntax.Walk, as it was written
+// first: the walk that treeChecker.node must agree with.
+func walkReference(node hclsyntax.Node) (diags hcl.Diagnostics) {
+	w := &treeChecker{}
+	defer func() {
+		if r := recover(); r != nil {
+			if r != errTooDeep {
+				panic(r)
+			}
+			diags = hcl.Diagnostics{nestingDiag(w.deep)}
+		}
+	}()
+	hclsyntax.Walk(node, w)
+	return w.diags
+}
+
+// summaries lists diags' summaries and lines, in order. Which node too
+// deep is reported depends on the order of a body's attributes, a map's:
+// its line is left out.
+func summaries(diags hcl.Diagnostics) string {
+	var out []string
+	for _, d := range diags {
+		s := d.Summary
+		if d.Subject != nil && d.Summary != "Too deeply nested" {
+			s += " at line " + strconv.Itoa(d.Subject.Start.Line)
+		}
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return strings.Join(out, "; ")
+}
+
+// TestWalkTree: the tree check walks every kind of expression as
+// hclsyntax.Walk does, each nesting construct just within and just beyond
+// the limit, and the seed plans.
+func TestWalkTree(t *testing.T) {
+	nest := func(open, inner, close string, n int) string {
+		return "x = " + strings.Repeat(open, n) + inner + strings.Repeat(close, n) + "\n"
+	}
+	var srcs []string
+	for n := MaxNesting - 2; n <= MaxNesting+2; n++ {
+		srcs = append(srcs,
+			"x = 1"+strings.Repeat(" + 1", n)+"\n",
+			"x = a"+strings.Repeat("[b]", n)+"\n",
+			"x = a"+strings.Repeat(" ? b : a", n)+"\n",
+			"x = a"+strings.Repeat("[*].b", n/3)+"\n",
+			"x = f(a)"+strings.Repeat(".b[c]", n)+"\n",
+			nest("[", "1", "]", n/2),
+			nest("{a = ", "1", "}", n/2),
+			nest("{(a) = ", "1", "}", n/2),
+			nest("[for x in y : ", "x", "]", n/2),
+			nest("{for k, v in y : k => ", "v if v", "}", n/2),
+			nest(`"${`, "1", `}"`, n/3),
+			nest(`"%{if a}`, "1", `%{endif}"`, n/3),
+			nest("(", "1e400", ")", n),
+		)
+	}
+	for _, src := range srcs {
+		checkWalk(t, []byte(src))
+	}
+	for _, src := range prescanSeeds(t) {
+		checkWalk(t, src)
+	}
+}
+
+func checkWalk(t *testing.T, src []byte) {
+	t.Helper()
+	file, diags := hclsyntax.ParseConfig(src, "t.hcl", hcl.InitialPos)
+	if diags.HasErrors() {
+		return
+	}
+	body := file.Body.(*hclsyntax.Body)
+	if got, want := summaries(checkTree(body)), summaries(walkReference(body)); got != want {
+		t.Errorf("checkTree = %q, hclsyntax.Walk %q for\n%s", got, want, src)
 	}
 }
