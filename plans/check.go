@@ -48,6 +48,7 @@ type checker struct {
 	roots    map[string]cty.Value
 	contexts map[*Step]*hcl.EvalContext
 	shared   map[string]*hcl.EvalContext // by step kind and probes
+	values   map[evalKey]cty.Value
 }
 
 func (d *decoder) check() hcl.Diagnostics {
@@ -60,6 +61,7 @@ func (d *decoder) check() hcl.Diagnostics {
 		funcs:    map[string]bool{},
 		contexts: map[*Step]*hcl.EvalContext{},
 		shared:   map[string]*hcl.EvalContext{},
+		values:   map[evalKey]cty.Value{},
 	}
 	for name := range d.funcs {
 		c.funcs[name] = true
@@ -369,8 +371,37 @@ func (c *checker) typed(e hcl.Expression, ctx refContext, stepIdx int) (cty.Valu
 	if stepIdx >= 0 {
 		step = c.plan.Steps[stepIdx]
 	}
-	v, ds := e.Value(c.evalContext(step))
+	v, ds := c.value(e, c.evalContext(step))
 	return v, append(diags, ds...)
+}
+
+// evalKey is an expression by its source text, in a context.
+type evalKey struct {
+	ctx *hcl.EvalContext
+	src string
+}
+
+// value evaluates e in ctx, once for each text in each context: the same
+// text parses into the same tree, and steps of a kind repeat their
+// conditions and commands. A value that came with diagnostics is not
+// kept, so that each place reports its own.
+func (c *checker) value(e hcl.Expression, ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
+	src := ""
+	if _, ok := e.(hclsyntax.Expression); ok {
+		src = c.text(e.Range())
+	}
+	if src == "" {
+		return e.Value(ctx)
+	}
+	key := evalKey{ctx, src}
+	if v, ok := c.values[key]; ok {
+		return v, nil
+	}
+	v, diags := e.Value(ctx)
+	if len(diags) == 0 {
+		c.values[key] = v
+	}
+	return v, diags
 }
 
 // syntax checks what only the syntax tree shows: calls to unknown
