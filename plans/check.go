@@ -458,14 +458,51 @@ func (d *decoder) checkRegex(pat string, rng hcl.Range) hcl.Diagnostics {
 		d.regexErrs[pat] = err
 	}
 	if err != nil {
-		return hcl.Diagnostics{{
-			Severity: hcl.DiagError,
-			Summary:  "Invalid regular expression",
-			Detail:   fmt.Sprintf("%v. Patterns use Go's RE2 syntax; in a quoted HCL string a backslash is written twice (\\\\d for \\d).", err),
-			Subject:  rng.Ptr(),
-		}}
+		return hcl.Diagnostics{regexDiag(err, rng)}
 	}
 	return nil
+}
+
+func regexDiag(err error, rng hcl.Range) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Invalid regular expression",
+		Detail:   fmt.Sprintf("%v. Patterns use Go's RE2 syntax; in a quoted HCL string a backslash is written twice (\\\\d for \\d).", err),
+		Subject:  rng.Ptr(),
+	}
+}
+
+// PatternErrors reports the calls to regex and regexall in e whose
+// pattern, evaluated in ctx, is known and does not compile: one made from
+// a variable, which validation cannot see. A pattern is part of the plan,
+// not data, so its error counts wherever the call stands: inside can() or
+// try() it would otherwise read as "no match", and an abort_if that can
+// never hold would pass unnoticed.
+func PatternErrors(e hcl.Expression, ctx *hcl.EvalContext) hcl.Diagnostics {
+	node, ok := e.(hclsyntax.Node)
+	if !ok {
+		return nil
+	}
+	var diags hcl.Diagnostics
+	hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+		call, ok := n.(*hclsyntax.FunctionCallExpr)
+		if !ok || (call.Name != "regex" && call.Name != "regexall") || len(call.Args) == 0 {
+			return nil
+		}
+		v, ds := call.Args[0].Value(ctx)
+		if ds.HasErrors() {
+			return nil // the evaluation of the whole reports it
+		}
+		v, _ = v.UnmarkDeep()
+		if !v.IsKnown() || v.IsNull() || v.Type() != cty.String {
+			return nil
+		}
+		if _, err := regexp.Compile(v.AsString()); err != nil {
+			diags = append(diags, regexDiag(err, call.Args[0].Range()))
+		}
+		return nil
+	})
+	return diags
 }
 
 // checkDuration checks a duration whose value is known before the run (a

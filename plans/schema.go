@@ -308,12 +308,14 @@ func Language() *Schema {
 					{Name: "body", Type: str, Doc: "request body as text"},
 					{Name: "json", Type: dyn, Doc: "request body as a value sent as JSON (sets Content-Type)"},
 					{Name: "timeout", Type: str, Doc: "how long one request may take", Default: "10s"},
+					{Name: "follow_redirects", Type: boolean, Doc: "follow redirects (up to 10) and report the last answer; otherwise the outputs are the first answer's", Default: "false"},
 				},
 				Outputs: []Output{
-					{Name: "status", Type: num, Doc: "response status code"},
+					{Name: "status", Type: num, Doc: "status code of the answer (a redirect's 301, 302... unless follow_redirects)"},
 					{Name: "body", Type: str, Doc: "response body"},
 					{Name: "json", Type: dyn, Doc: "response body parsed as JSON, null if it is not JSON"},
 					{Name: "headers", Type: cty.Map(str), Doc: "response headers, names in lower case"},
+					{Name: "location", Type: str, Doc: "the answer's Location header as sent (where a redirect points), \"\" when it has none"},
 					{Name: "latency_ms", Type: num, Doc: "time to the full response"},
 				},
 			},
@@ -427,6 +429,7 @@ func Language() *Schema {
 func functionDocs() []Func {
 	return []Func{
 		{"abs", "absolute value of a number"},
+		{"base64encode", "encodes a string's bytes as base64 (an Authorization: Basic header)"},
 		{"can", "true when its argument evaluates without error"},
 		{"ceil", "smallest whole number not less than a number"},
 		{"chomp", "removes trailing newlines"},

@@ -30,6 +30,7 @@ type turn struct {
 	conds   []events.Condition
 	values  map[string]string
 	aborted *events.Condition
+	errored *events.Condition // the first condition that failed on known values
 	allHeld bool
 }
 
@@ -68,11 +69,10 @@ func (s *stepRun) confirm(ctx, outer context.Context, single bool) events.Outcom
 		// One context per turn: every condition and the progress read the
 		// same observation, and the step root and self are built once.
 		ectx := s.evalContext(s.r.o.Scope)
-		if err := s.permanent(); err != nil {
-			return s.finish(events.Outcome{Status: events.Failed, Reason: err.Error()}, s.evaluate(ectx))
+		if reason := s.permanent(); reason != "" {
+			return s.finish(events.Outcome{Status: events.Failed, Reason: reason}, s.evaluate(ectx))
 		}
 		last = s.evaluate(ectx)
-		s.note(last)
 		s.progress(ectx)
 		if s.limit != nil {
 			// Evaluating again would meet the same limit: fail now.
@@ -81,12 +81,18 @@ func (s *stepRun) confirm(ctx, outer context.Context, single bool) events.Outcom
 		if last.aborted != nil {
 			return s.finish(events.Outcome{Status: events.Aborted, Reason: "abort_if held: " + last.aborted.Source, ErrorMessage: last.aborted.ErrorMessage}, last)
 		}
+		if c := last.errored; c != nil {
+			return s.finish(events.Outcome{Status: events.Errored, Reason: c.Kind + " error: " + c.Reason}, last)
+		}
 		if last.allHeld {
 			return s.finish(events.Outcome{Status: events.Confirmed}, last)
 		}
 		if single {
 			return s.finish(s.unmet(events.Failed, "", last), last)
 		}
+		// Only a turn that decided nothing is waiting; the one that
+		// decides is told by the outcome.
+		s.note(last)
 		if !s.waitNext(ctx, interval) {
 			return stopped()
 		}
@@ -94,27 +100,46 @@ func (s *stepRun) confirm(ctx, outer context.Context, single bool) events.Outcom
 }
 
 // unmet explains a step that ended with conditions not held: the first
-// false one (or not yet decided one) and its error_message.
+// false one (or not yet decided one) and its error_message; an abort_if
+// not yet decided only when every postcondition held.
 func (s *stepRun) unmet(status events.Status, reason string, t turn) events.Outcome {
 	out := events.Outcome{Status: status, Reason: reason}
-	for _, c := range t.conds {
-		if c.State == events.CondHeld || c.Kind == "abort_if" {
+	var first *events.Condition
+	for i, c := range t.conds {
+		switch {
+		case c.Kind == "abort_if":
+			if (c.State == events.CondNotYet || c.State == events.CondError) && first == nil {
+				first = &t.conds[i]
+			}
+			continue
+		case c.State == events.CondHeld:
 			continue
 		}
-		what := "condition not met: " + c.Source
-		if c.Kind == "default" && c.Reason != "" {
-			what = c.Reason
-		}
-		if c.State == events.CondNotYet {
-			what = "condition could not be evaluated: " + c.Source + " (" + c.Reason + ")"
-		}
-		if out.Reason == "" {
-			out.Reason = what
-		} else {
-			out.Reason += "; " + what
-		}
-		out.ErrorMessage = c.ErrorMessage
+		first = &t.conds[i]
 		break
+	}
+	if first == nil {
+		return out
+	}
+	c := *first
+	what := "condition not met: " + c.Source
+	switch {
+	case c.State == events.CondError:
+		what = c.Kind + " error: " + c.Reason
+	case c.Kind == "abort_if":
+		what = "abort_if could not be evaluated: " + c.Source + " (" + c.Reason + ")"
+	case c.State == events.CondNotYet:
+		what = "condition could not be evaluated: " + c.Source + " (" + c.Reason + ")"
+	case c.Kind == "default" && c.Reason != "":
+		what = c.Reason
+	}
+	if out.Reason == "" {
+		out.Reason = what
+	} else {
+		out.Reason += "; " + what
+	}
+	if c.Kind != "abort_if" {
+		out.ErrorMessage = c.ErrorMessage
 	}
 	return out
 }
@@ -196,20 +221,40 @@ func (s *stepRun) observe(ctx context.Context) {
 	}
 }
 
-// permanent is a probe error that waiting cannot cure (no GPU driver).
-func (s *stepRun) permanent() error {
+// permanent is a probe error that waiting cannot cure (no GPU driver),
+// as shown.
+func (s *stepRun) permanent() string {
 	for _, np := range s.probes {
 		if err := s.errs[np.name]; err != nil && steps.Permanent(err) {
-			return fmt.Errorf("probe.%s: %w", np.name, err)
+			return "probe." + np.name + ": " + s.probeError(np.name)
 		}
 	}
-	return nil
+	return ""
+}
+
+// probeError is why a probe could not be read, as shown: its sensitive
+// inputs as they were shown (a URL with a token in it), and what the
+// world said guarded.
+func (s *stepRun) probeError(name string) string {
+	err := s.errs[name]
+	if err == nil {
+		return ""
+	}
+	if red := s.probeInputs[name]; red != nil {
+		return red.text(err.Error())
+	}
+	return s.r.guard.text(err.Error())
 }
 
 // evaluate decides every abort_if and postcondition against the latest
 // observation, in ectx.
 func (s *stepRun) evaluate(ectx *hcl.EvalContext) turn {
 	t := turn{values: map[string]string{}, allHeld: true}
+	errored := func(res events.Condition) {
+		if res.State == events.CondError && t.errored == nil {
+			t.errored = &res
+		}
+	}
 	for _, c := range s.st.AbortIfs {
 		res := s.cond("abort_if", c, ectx, t.values)
 		t.conds = append(t.conds, res)
@@ -217,6 +262,12 @@ func (s *stepRun) evaluate(ectx *hcl.EvalContext) turn {
 			r := res
 			t.aborted = &r
 		}
+		// A step confirms only once each abort_if is decided false: one
+		// that cannot be evaluated yet has not been checked.
+		if res.State != events.CondFalse {
+			t.allHeld = false
+		}
+		errored(res)
 	}
 	for _, c := range s.defaults() {
 		t.conds = append(t.conds, c)
@@ -230,6 +281,7 @@ func (s *stepRun) evaluate(ectx *hcl.EvalContext) turn {
 		if res.State != events.CondHeld {
 			t.allHeld = false
 		}
+		errored(res)
 	}
 	return t
 }
@@ -281,42 +333,66 @@ func readsSelf(expr hcl.Expression, attr string) bool {
 
 // cond evaluates one condition. A value that cannot be known yet (a probe
 // that could not read, a null, a missing key) is "not yet", with the
-// reason kept, never "false".
+// reason kept, never "false"; an error on known values (evalerr.go) is an
+// error, with the place and the text of the error.
 func (s *stepRun) cond(kind string, c *plans.Condition, ectx *hcl.EvalContext, values map[string]string) events.Condition {
 	res := events.Condition{Kind: kind, Source: c.Source, Range: rangeString(c.DeclRange)}
 	if c.ErrorMessage != nil {
-		if v, diags := c.ErrorMessage.Value(ectx); !diags.HasErrors() {
-			res.ErrorMessage = strings.TrimSpace(renderText(v))
+		if sh, diags := plans.Show(c.ErrorMessage, ectx); !diags.HasErrors() {
+			res.ErrorMessage = strings.TrimSpace(sh.Text)
+			s.r.guard.add(sh.Hidden...)
 		}
 	}
-	referenced(c.Condition, ectx, values)
+	referenced(c.Condition, ectx, values, s.r.guard)
+	if d := knownFailure(plans.PatternErrors(c.Condition, ectx)); d != nil {
+		res.State, res.Reason = events.CondError, s.r.guard.text(diagWhere(d))
+		return res
+	}
 	v, diags := c.Condition.Value(ectx)
+	s.exceeded(kind, c.Source, diags)
+	if d := knownFailure(diags); d != nil {
+		res.State, res.Reason = events.CondError, s.r.guard.text(diagWhere(d))
+		return res
+	}
 	if reason := s.probeErrors(c.Condition); reason != "" && (diags.HasErrors() || !v.IsWhollyKnown()) {
 		res.State, res.Reason = events.CondNotYet, reason
 		return res
 	}
 	if diags.HasErrors() {
-		res.State, res.Reason = events.CondNotYet, diagText(diags)
-		s.exceeded(kind, c.Source, diags)
+		// hcl may quote a value it could not use: guarded.
+		res.State, res.Reason = events.CondNotYet, s.r.guard.text(diagText(diags))
 		return res
 	}
 	v, _ = v.UnmarkDeep()
 	switch {
 	case !v.IsKnown():
 		res.State, res.Reason = events.CondNotYet, "not known yet"
-	case v.IsNull():
+	case v.IsNull() && readsObserved(c.Condition):
 		res.State, res.Reason = events.CondNotYet, "the condition is null"
+	case v.IsNull():
+		res.State, res.Reason = events.CondError, rangeString(c.Condition.Range())+": the condition is null, and it reads nothing that waiting could change"
 	default:
 		b, err := convert.Convert(v, cty.Bool)
-		if err != nil {
-			res.State, res.Reason = events.CondNotYet, "the condition is not a bool: "+err.Error()
-		} else if b.True() {
+		switch {
+		case err != nil:
+			res.State, res.Reason = events.CondError, rangeString(c.Condition.Range())+": the condition is not a bool: "+err.Error()
+		case b.True():
 			res.State = events.CondHeld
-		} else {
+		default:
 			res.State = events.CondFalse
 		}
 	}
 	return res
+}
+
+// diagWhere is an error with the place it is about: "plan.hcl:14:30:
+// Invalid function argument: ...".
+func diagWhere(d *hcl.Diagnostic) string {
+	text := diagText(hcl.Diagnostics{d})
+	if d.Subject != nil {
+		return rangeString(*d.Subject) + ": " + text
+	}
+	return text
 }
 
 // exceeded keeps the first limit an expression of the step met (range
@@ -333,17 +409,6 @@ func (s *stepRun) exceeded(kind, source string, diags hcl.Diagnostics) {
 	s.limit = fmt.Errorf("%s: %w", kind, err)
 }
 
-// renderText shows a value the plan means as text (an error_message).
-func renderText(v cty.Value) string {
-	if _, marks := v.UnmarkDeep(); hasSensitive(marks) {
-		return redacted
-	}
-	if s, _, err := plain(v); err == nil {
-		return s
-	}
-	return Render(v)
-}
-
 // probeErrors are the reasons the probes an expression reads could not be
 // observed: "probe.health: dial tcp 127.0.0.1:8000: connection refused".
 func (s *stepRun) probeErrors(expr hcl.Expression) string {
@@ -358,8 +423,8 @@ func (s *stepRun) probeErrors(expr hcl.Expression) string {
 			continue
 		}
 		seen[a.Name] = true
-		if err := s.errs[a.Name]; err != nil {
-			out = append(out, "probe."+a.Name+": "+err.Error())
+		if msg := s.probeError(a.Name); msg != "" {
+			out = append(out, "probe."+a.Name+": "+msg)
 		}
 	}
 	return strings.Join(out, "; ")
@@ -387,7 +452,11 @@ func summary(t turn) string {
 		if c.State == events.CondHeld && c.Kind != "abort_if" {
 			continue
 		}
-		if c.Kind == "abort_if" && c.State != events.CondHeld {
+		if c.Kind == "abort_if" && c.State == events.CondFalse {
+			continue
+		}
+		if c.Kind == "abort_if" && c.State == events.CondNotYet {
+			add("abort_if not decided yet: " + c.Reason)
 			continue
 		}
 		if c.Reason != "" {
@@ -439,6 +508,12 @@ func (s *stepRun) progress(ectx *hcl.EvalContext) {
 	p := &events.Progress{Elapsed: time.Since(s.start)}
 	if s.st.Progress != nil {
 		v, diags := s.st.Progress.Value(ectx)
+		if d := knownFailure(append(plans.PatternErrors(s.st.Progress, ectx), diags...)); d != nil && !s.progressWarned {
+			// Progress decides nothing: the step goes on without it, and
+			// says so once rather than every turn.
+			s.progressWarned = true
+			s.r.emit(events.Event{Type: events.Warning, Step: &s.ev, Message: "progress cannot be evaluated: " + s.r.guard.text(diagWhere(d))})
+		}
 		s.exceeded("progress", "", diags)
 		if !diags.HasErrors() {
 			v, _ = v.UnmarkDeep()
@@ -453,7 +528,7 @@ func (s *stepRun) progress(ectx *hcl.EvalContext) {
 	}
 	for _, f := range s.followers {
 		if l := f.LastLine(); l != "" {
-			p.LastLine = l
+			p.LastLine = s.r.guard.text(l)
 		}
 	}
 	if p.Fraction == nil && p.LastLine == "" {
@@ -473,13 +548,13 @@ func (s *stepRun) evidence(t *turn) *events.Evidence {
 		}
 	}
 	for _, f := range s.followers {
-		ev.LogLines = append(ev.LogLines, f.Tail(10)...)
+		ev.LogLines = append(ev.LogLines, s.r.guard.lines(f.Tail(10))...)
 	}
-	for name, err := range s.errs {
+	for name := range s.errs {
 		if ev.Values == nil {
 			ev.Values = map[string]string{}
 		}
-		ev.Values["probe."+name] = "(" + err.Error() + ")"
+		ev.Values["probe."+name] = "(" + s.probeError(name) + ")"
 	}
 	return ev
 }
