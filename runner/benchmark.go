@@ -44,11 +44,25 @@ func (s *stepRun) runLoad(ctx, outer context.Context) (events.Outcome, bool) {
 		s.r.emit(events.Event{Type: events.Progressed, Step: &s.ev, Progress: &events.Progress{Elapsed: p.Elapsed, Done: p.Done, Errors: p.Errors, Rate: p.Rate}})
 	})
 	if ctx.Err() != nil {
-		return s.ended(ctx, outer), true
+		// Cut short: what the load measured until then is kept, marked
+		// partial; the thresholds are not judged on it.
+		out := s.ended(ctx, outer)
+		if len(res.Metrics) > 0 {
+			s.keepLoad(res)
+			out.Partial = true
+		}
+		return out, true
 	}
 	if err != nil {
 		return s.errored(fmt.Errorf("load: %w", err)), true
 	}
+	s.keepLoad(res)
+	return events.Outcome{}, false
+}
+
+// keepLoad keeps a load's result as the step's metrics, notes and
+// requests.
+func (s *stepRun) keepLoad(res loads.Result) {
 	s.metrics = res.Metrics
 	s.notes = res.Notes
 	for _, rq := range res.Requests {
@@ -63,7 +77,6 @@ func (s *stepRun) runLoad(ctx, outer context.Context) (events.Outcome, bool) {
 		}
 		s.notes[fmt.Sprintf("sample_%d", i+1)] = cut(sample, 500)
 	}
-	return events.Outcome{}, false
 }
 
 // runCommandBenchmark runs the command (repeat times) and extracts its
@@ -82,14 +95,20 @@ func (s *stepRun) runCommandBenchmark(ctx, outer context.Context) (events.Outcom
 	for i := range runs {
 		res, out, done := s.runCommand(ctx, outer, cmd, shown)
 		if done {
+			if ctx.Err() != nil && len(values) > 0 {
+				// Cut short after some runs: theirs are kept, partial.
+				s.keepRuns(values)
+				out.Partial = true
+			}
 			return out, true
 		}
 		if code := res.ExitCode; code != 0 {
-			return events.Outcome{Status: events.Failed, Reason: fmt.Sprintf("run %d of %d exited with status %d", i+1, runs, code), Evidence: &events.Evidence{LogLines: lastLines(string(res.Stdout)+string(res.Stderr), 20)}}, true
+			// Its output is the evidence (outputEvidence).
+			return events.Outcome{Status: events.Failed, Reason: fmt.Sprintf("run %d of %d exited with status %d", i+1, runs, code)}, true
 		}
 		m, err := loads.Extract(res.Stdout, specs)
 		if err != nil {
-			return events.Outcome{Status: events.Failed, Reason: fmt.Sprintf("run %d of %d: %v", i+1, runs, err), Evidence: &events.Evidence{LogLines: lastLines(string(res.Stdout), 20)}}, true
+			return events.Outcome{Status: events.Failed, Reason: fmt.Sprintf("run %d of %d: %v", i+1, runs, err)}, true
 		}
 		for k, v := range m {
 			values[k] = append(values[k], v)
@@ -97,6 +116,13 @@ func (s *stepRun) runCommandBenchmark(ctx, outer context.Context) (events.Outcom
 		frac := float64(i+1) / float64(runs)
 		s.r.emit(events.Event{Type: events.Progressed, Step: &s.ev, Progress: &events.Progress{Fraction: &frac, Done: int64(i + 1)}})
 	}
+	s.keepRuns(values)
+	return events.Outcome{}, false
+}
+
+// keepRuns keeps the metrics of a command's runs: each one's value, or
+// with repeat their median and spread.
+func (s *stepRun) keepRuns(values map[string][]float64) {
 	s.metrics = map[string]float64{}
 	for k, vs := range values {
 		if s.st.Repeat > 1 {
@@ -111,7 +137,6 @@ func (s *stepRun) runCommandBenchmark(ctx, outer context.Context) (events.Outcom
 		}
 		s.metrics[k] = vs[0]
 	}
-	return events.Outcome{}, false
 }
 
 func lastLines(s string, n int) []string {

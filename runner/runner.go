@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -58,7 +59,8 @@ type Result struct {
 }
 
 // ExitCode maps an attempt's status to lockstep's exit codes: 0
-// confirmed, 1 a step failed, 130 interrupted.
+// confirmed, 1 a step failed, 130 interrupted (the command line, which
+// knows the signal that came, makes that 128 + its number).
 func (r Result) ExitCode() int {
 	switch r.Status {
 	case events.Confirmed:
@@ -67,6 +69,15 @@ func (r Result) ExitCode() int {
 		return 130
 	}
 	return 1
+}
+
+// interruptReason says why ctx, an attempt's context, ended: the cause it
+// was cancelled with ("interrupted by SIGTERM"), else "interrupted".
+func interruptReason(ctx context.Context) string {
+	if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) && !errors.Is(c, context.DeadlineExceeded) {
+		return c.Error()
+	}
+	return "interrupted"
 }
 
 // run is one attempt in progress.
@@ -81,20 +92,15 @@ type run struct {
 	outputs map[string]cty.Value // step address (launch.server) -> self outputs
 	targets map[string]targets.Target
 	shown   *plans.Scope // the scope with sensitive values replaced, to show commands
-}
-
-// launched is a process a launch step started, watched until the end.
-type launched struct {
-	addr   string
-	target targets.Target
-	proc   targets.Process
-	keep   bool
+	http    *steps.HTTPClients
 }
 
 // Run runs the plan once. It returns when every step has ended and every
 // launched process not kept has been stopped, also when ctx is cancelled
 // (Ctrl-C): then the remaining steps marked always still run, bounded by
-// their own timeouts.
+// their own timeouts. A cause ctx is cancelled with
+// (context.WithCancelCause) is the interrupted steps' and the attempt's
+// reason: "interrupted by SIGHUP (the terminal closed)".
 func Run(ctx context.Context, o Options) Result {
 	if o.StopGrace == 0 {
 		o.StopGrace = 5 * time.Second
@@ -105,9 +111,14 @@ func Run(ctx context.Context, o Options) Result {
 		outputs: map[string]cty.Value{},
 		targets: map[string]targets.Target{},
 		shown:   o.Scope.Redacted(),
+		http:    steps.NewHTTPClients(),
 	}
 	sc := newScrubber(o.Scope)
+	// The watcher emits too (a launch found to have daemonized).
+	var emitMu sync.Mutex
 	r.emit = func(e events.Event) {
+		emitMu.Lock()
+		defer emitMu.Unlock()
 		e = sc.scrub(e)
 		if e.Time.IsZero() {
 			e.Time = time.Now()
@@ -124,8 +135,17 @@ func Run(ctx context.Context, o Options) Result {
 	var firstFailure *events.Outcome
 	for i, st := range o.Plan.Steps {
 		ev := r.stepEvent(i, st)
+		if ctx.Err() != nil && res.Status == events.Confirmed {
+			// Interrupted between two steps (or before the first): no
+			// step was cut short, and none but the always steps runs.
+			res.Status = events.Interrupted
+		}
 		if res.Status != events.Confirmed && !st.Always {
-			r.emit(events.Event{Type: events.StepFinished, Step: &ev, Outcome: &events.Outcome{Status: events.Skipped, Reason: "an earlier step did not confirm"}})
+			reason := "an earlier step did not confirm"
+			if res.Status == events.Interrupted && res.Failed == "" {
+				reason = "the run was " + interruptReason(ctx) + " before this step"
+			}
+			r.emit(events.Event{Type: events.StepFinished, Step: &ev, Outcome: &events.Outcome{Status: events.Skipped, Reason: reason}})
 			continue
 		}
 		sctx := ctx
@@ -158,6 +178,14 @@ func Run(ctx context.Context, o Options) Result {
 	final := &events.Outcome{Status: res.Status, Failed: res.Failed, Duration: time.Since(r.started)}
 	if firstFailure != nil {
 		final.Reason, final.ErrorMessage = firstFailure.Reason, firstFailure.ErrorMessage
+	}
+	if res.Status == events.Interrupted {
+		// The record says why the run ended, also when a step had failed
+		// before the signal came.
+		final.Reason = interruptReason(ctx)
+		if firstFailure != nil && firstFailure.Status != events.Interrupted {
+			final.Reason += "; " + res.Failed + " had failed: " + firstFailure.Reason
+		}
 	}
 	r.emit(events.Event{Type: events.AttemptFinished, Outcome: final})
 	return res
@@ -202,7 +230,7 @@ func (r *run) stepRef(addr string) (*steps.Launch, error) {
 	if l == nil {
 		return nil, fmt.Errorf("step.%s launched no process", addr)
 	}
-	return &steps.Launch{Addr: l.addr, Process: l.proc, Log: l.proc.Log}, nil
+	return &steps.Launch{Addr: l.addr, Process: l.current(), Log: l.proc.Log}, nil
 }
 
 func (r *run) startInfo() *events.Start {

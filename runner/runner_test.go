@@ -2,10 +2,14 @@ package runner_test
 
 import (
 	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -299,5 +303,75 @@ step "wait" "ready" {
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("took %s: an abort_if that holds must not wait for the timeout", d)
+	}
+}
+
+// A signal that comes between two steps, or before the first, stops the
+// run there: no later step runs as if nothing happened (only the always
+// ones), and the attempt ends interrupted with the signal's reason.
+func TestInterruptBetweenSteps(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("interrupted by SIGTERM (asked to terminate)"))
+	res, c := runPlan(t, ctx, `
+plan "between" {}
+step "run" "first" {
+  command = "touch first-ran"
+}
+step "run" "report" {
+  command = "touch report-ran"
+  always  = true
+}
+`)
+	if res.Status != events.Interrupted || res.ExitCode() != 130 {
+		t.Fatalf("result %+v", res)
+	}
+	if o := c.finished("run.first"); o == nil || o.Status != events.Skipped || o.Reason != "the run was interrupted by SIGTERM (asked to terminate) before this step" {
+		t.Errorf("run.first: %+v", o)
+	}
+	if _, err := os.Stat("first-ran"); err == nil {
+		t.Error("a step ran after the interrupt")
+	}
+	if o := c.finished("run.report"); o == nil || o.Status != events.Confirmed {
+		t.Errorf("the always step: %+v", o)
+	}
+	for _, e := range c.ev {
+		if e.Type == events.AttemptFinished && e.Outcome.Reason != "interrupted by SIGTERM (asked to terminate)" {
+			t.Errorf("attempt reason %q", e.Outcome.Reason)
+		}
+	}
+}
+
+// A load cut short by the step's timeout keeps what it measured, marked
+// partial: the server answers three requests, then hangs.
+func TestTimedOutLoadKeepsPartialMetrics(t *testing.T) {
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if served.Add(1) > 3 {
+			<-r.Context().Done()
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	res, c := runPlan(t, context.Background(), `
+plan "hang" {}
+step "benchmark" "load" {
+  timeout = "500ms"
+  load "http" {
+    url         = "`+srv.URL+`/"
+    concurrency = 1
+    duration    = "10m"
+  }
+  postcondition {
+    condition = self.metrics.requests_per_s > 0
+  }
+}
+`)
+	o := c.finished("benchmark.load")
+	if res.Status != events.Failed || o == nil || o.Status != events.TimedOut {
+		t.Fatalf("result %+v, outcome %+v", res, o)
+	}
+	if !o.Partial || o.Metrics["requests"] != 3 || o.Metrics["errors"] != 0 {
+		t.Errorf("partial %v, metrics %v; want the 3 answered requests, partial", o.Partial, o.Metrics)
 	}
 }

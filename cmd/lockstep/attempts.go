@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -142,7 +143,7 @@ func runAttempts(a attemptsArgs) (string, error) {
 			return "", err
 		}
 		if len(atts) == 0 && a.format != "json" {
-			return fmt.Sprintf("no attempts yet (records: %s)\n", root), nil
+			return fmt.Sprintf("no attempts yet (records: %s%s)\n", root, whereToLook(a.records)), nil
 		}
 		return records.Table(atts, a.format)
 	}
@@ -184,6 +185,12 @@ func resolvePlan(override, arg string, needOne bool) (root, plan string, err err
 	if err != nil {
 		return "", "", err
 	}
+	if len(plans) == 0 && override == "" && os.Getenv(records.EnvRoot) == "" {
+		// None here: records are kept beside their plans, maybe below.
+		if root, plans, err = recordsBelow(arg); err != nil {
+			return "", "", err
+		}
+	}
 	if arg != "" {
 		for _, p := range plans {
 			if p == arg {
@@ -191,7 +198,7 @@ func resolvePlan(override, arg string, needOne bool) (root, plan string, err err
 			}
 		}
 		if len(plans) == 0 {
-			return "", "", fmt.Errorf("%s is neither a plan file nor a plan with attempts (no records in %s)", arg, root)
+			return "", "", fmt.Errorf("%s is neither a plan file nor a plan with attempts (no records in %s%s)", arg, root, whereToLook(override))
 		}
 		return "", "", fmt.Errorf("%s is neither a plan file nor a plan with attempts in %s (plans: %s)", arg, root, strings.Join(plans, ", "))
 	}
@@ -200,11 +207,48 @@ func resolvePlan(override, arg string, needOne bool) (root, plan string, err err
 	}
 	switch len(plans) {
 	case 0:
-		return "", "", fmt.Errorf("no attempts yet (records: %s)", root)
+		return "", "", fmt.Errorf("no attempts yet (records: %s%s)", root, whereToLook(override))
 	case 1:
 		return root, plans[0], nil
 	}
 	return "", "", usagef("several plans have attempts (%s): name one", strings.Join(plans, ", "))
+}
+
+// recordsBelow looks for records in the folders below this one, for
+// `lockstep attempts` run above the plans' folders: one records folder
+// (or, with a plan named, one holding that plan) is used; several are
+// listed, to say where to look.
+func recordsBelow(plan string) (root string, plans []string, err error) {
+	here := records.Root("", "")
+	var roots []string
+	var listed []string
+	for _, r := range records.Find(".") {
+		ps, err := records.Plans(r)
+		if err != nil || len(ps) == 0 {
+			continue
+		}
+		if plan == "" || slices.Contains(ps, plan) {
+			roots = append(roots, r)
+			listed = append(listed, fmt.Sprintf("%s (plans: %s)", r, strings.Join(ps, ", ")))
+		}
+	}
+	switch len(roots) {
+	case 0:
+		return here, nil, nil
+	case 1:
+		ps, err := records.Plans(roots[0])
+		return roots[0], ps, err
+	}
+	return "", nil, fmt.Errorf("no records in %s, and several below: %s; name a plan file, or give --records DIR", here, strings.Join(listed, ", "))
+}
+
+// whereToLook says, when the records searched were the default ones, that
+// none were found below either and where records are kept.
+func whereToLook(override string) string {
+	if override != "" || os.Getenv(records.EnvRoot) != "" {
+		return ""
+	}
+	return ", nor in the folders below; records are kept beside each plan: name a plan file, or give --records DIR"
 }
 
 // planName is the name a plan file's attempts are kept under: its plan

@@ -81,6 +81,14 @@ func fmtCommand(args []string, stdout, stderr io.Writer) int {
 			code = exitUsage
 			continue
 		}
+		// The limits first: hcl's parser overflows the stack on deep
+		// nesting, which no recover catches.
+		if diags := plans.CheckSource(path, src, plans.MaxPlanBytes); diags.HasErrors() {
+			writeDiagnostics(stderr, map[string]*hcl.File{path: {Bytes: src}}, diags)
+			errorf(stderr, "%s is beyond a limit; it was not formatted", path)
+			code = exitUsage
+			continue
+		}
 		if _, diags := hclsyntax.ParseConfig(src, path, hcl.InitialPos); diags.HasErrors() {
 			writeDiagnostics(stderr, map[string]*hcl.File{path: {Bytes: src}}, diags)
 			errorf(stderr, "%s has syntax errors; it was not formatted", path)
@@ -102,7 +110,7 @@ func fmtCommand(args []string, stdout, stderr io.Writer) int {
 				code = exitFailed
 			}
 		default:
-			if err := writeFileAtomic(path, out); err != nil {
+			if err := writeFileAtomic(path, out, permOf(path, 0o644)); err != nil {
 				errorf(stderr, "%v", err)
 				code = exitUsage
 				continue
@@ -152,12 +160,22 @@ func fmtFiles(paths []string) ([]string, error) {
 	return out, nil
 }
 
-// writeFileAtomic replaces path with data keeping its permissions; a
-// reader sees the old file or the new one, never half of it.
-func writeFileAtomic(path string, data []byte) error {
-	perm := os.FileMode(0o644)
+// permOf is the permissions of the file at path (through a link), else
+// def.
+func permOf(path string, def fs.FileMode) fs.FileMode {
 	if info, err := os.Stat(path); err == nil {
-		perm = info.Mode().Perm()
+		return info.Mode().Perm()
+	}
+	return def
+}
+
+// writeFileAtomic replaces path with data, with permissions perm; a reader
+// sees the old file or the new one, never half of it, and the file is
+// never readable beyond perm. A symbolic link is followed: the file it
+// points to is replaced and the link stays.
+func writeFileAtomic(path string, data []byte, perm fs.FileMode) error {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {

@@ -33,6 +33,7 @@ func commands() map[string]command {
 		"explain":  {"say what each step does and what it must observe to move on", explainCommand},
 		"run":      {"run a plan: one attempt, recorded; --matrix for several", runCmd},
 		"attempts": {"the table of attempts; show one; diff two", attemptsCmd},
+		"version":  {"print this binary's version, from its build information", versionCmd},
 	}
 }
 
@@ -71,6 +72,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprint(stdout, commandList(cmds))
 		return exitOK
+	case "-version", "--version":
+		return versionCmd(args[1:], stdout, stderr)
 	}
 	c, ok := cmds[name]
 	if !ok {

@@ -21,6 +21,7 @@ var update = flag.Bool("update", false, "rewrite the golden outputs in testdata/
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"lockstep": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
+		"rawhttp":  func() { os.Exit(rawHTTPMain()) },
 	})
 }
 
@@ -67,10 +68,12 @@ func TestScripts(t *testing.T) {
 			switch cond {
 			case "sshd":
 				return ssh != nil, nil
+			case "tmpfs", "chattr":
+				return canDo(cond), nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		Cmds: withEndingCmds(map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			// exits N CMD ARGS... runs CMD and wants exit status N.
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) < 2 {
@@ -92,7 +95,7 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
 				}
 			},
-		},
+		}),
 	})
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -11,7 +12,9 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"golang.org/x/term"
@@ -60,7 +63,9 @@ Flags:
   --fail-fast          stop a matrix at its first failed attempt
 
 Exit codes: 0 every step confirmed, 1 a step failed, 2 invalid plan or
-usage, 130 interrupted.
+usage, 3 the record (or the --junit report) could not be written in full,
+129 SIGHUP, 130 SIGINT (Ctrl-C), 131 SIGQUIT, 143 SIGTERM: launched
+processes are stopped and the record says why the run ended.
 
 Examples:
   lockstep run examples/quickstart.hcl
@@ -136,7 +141,16 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		scopes[i] = s
 	}
 	root := records.Root(f.records, f.plan)
-	ctx, force, stop := interrupts(stderr)
+	// From here a failed write to stdout or stderr never ends the run.
+	out, errs := newOutput("stdout", stdout), newOutput("stderr", stderr)
+	defer func() {
+		for _, o := range []*output{out, errs} {
+			if n := o.close(); n > 0 {
+				errorf(errs, "%d bytes of %s were dropped: its reader did not keep up (the record has everything)", n, o.name)
+			}
+		}
+	}()
+	ctx, force, signalled, stop := interrupts(errs)
 	defer stop()
 
 	code := 0
@@ -146,23 +160,29 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		if len(combos) > 1 {
 			note = strings.TrimSpace(strings.Join(combos[i], " ") + " " + note)
 		}
-		n, c := runAttempt(ctx, force, f, p, scope, root, note, args, stdout, stderr)
+		n, c := runAttempt(ctx, force, signalled, f, p, scope, root, note, args, out, errs)
 		if n > 0 {
 			numbers = append(numbers, n)
 		}
-		if c > code {
-			code = c
-		}
-		if c == 130 || (c != 0 && f.failFast) || c == 2 {
+		code = max(code, c)
+		if ctx.Err() != nil || (c != 0 && f.failFast) || c == exitUsage {
 			break
+		}
+	}
+	if f.junit != "" && len(numbers) > 0 {
+		// One report for the whole run: a testsuite per attempt.
+		if err := writeJUnit(f.junit, root, p.Name, numbers); err != nil {
+			errorf(errs, "the JUnit report was not written: %v", err)
+			hintf(errs, "exit status %d: a report asked for is lost", exitLost)
+			code = max(code, exitLost)
 		}
 	}
 	if len(combos) > 1 && len(numbers) > 0 && !f.json {
 		if table, err := records.Matrix(root, p.Name, numbers, "text"); err == nil {
-			fmt.Fprintln(stdout)
-			fmt.Fprint(stdout, table)
+			fmt.Fprintln(out)
+			fmt.Fprint(out, table)
 		} else {
-			errorf(stderr, "the table of attempts: %v", err)
+			errorf(errs, "the table of attempts: %v", err)
 		}
 	}
 	return code
@@ -170,19 +190,31 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 
 // runAttempt runs the plan once and returns the attempt's number and the
 // exit code.
-func runAttempt(ctx, force context.Context, f runFlags, p *plans.Plan, scope *plans.Scope, root, note string, args []string, stdout, stderr io.Writer) (int, int) {
+func runAttempt(ctx, force context.Context, signalled func() *ending, f runFlags, p *plans.Plan, scope *plans.Scope, root, note string, args []string, stdout, stderr *output) (int, int) {
 	w, err := records.Open(root, p.Name)
 	if err != nil {
 		errorf(stderr, "cannot keep the attempt's record: %v", err)
 		hintf(stderr, "choose another folder with --records DIR")
-		return 0, 2
+		return 0, exitUsage
 	}
+	w.OnError(func(err error) {
+		errorf(stderr, "the record cannot be written: %v", err)
+		hintf(stderr, "the run goes on, but will not exit 0: its record is not whole (exit status %d)", exitLost)
+	})
 	if err := w.SavePlan(p.Source); err != nil {
 		errorf(stderr, "cannot keep the plan in the record: %v", err)
 	}
+	// A write to stdout or stderr that fails is kept in the record as a
+	// warning: the record says why the output stops.
+	lost := func(msg string) { w.Emit(events.Event{Type: events.Warning, Time: time.Now(), Message: msg}) }
+	stdout.onLost(lost)
+	stderr.onLost(lost)
 	view, closeView := newView(f, stdout)
-	obs := events.Observers{w, view}
-	start := events.Start{Host: hostname(), User: username(), Note: note, Args: redactArgs(p, args)}
+	// The verdict is shown once the record is closed, so that a run whose
+	// record is not whole never prints "confirmed" as if it were kept.
+	final := &heldVerdict{next: view}
+	obs := events.Observers{w, final}
+	start := events.Start{Host: hostname(), User: username(), Note: note, Args: redactArgs(p, args), Lockstep: buildVersion()}
 	res := runner.Run(ctx, runner.Options{
 		Plan:     p,
 		Scope:    scope,
@@ -194,43 +226,130 @@ func runAttempt(ctx, force context.Context, f runFlags, p *plans.Plan, scope *pl
 		LogDir:   filepath.Join(w.Dir(), "logs"),
 		Force:    force,
 	})
+	code := res.ExitCode()
+	if e := signalled(); e != nil && res.Status == events.Interrupted {
+		code = e.code
+	}
+	werr := w.Close()
+	if werr != nil {
+		final.notKept(fmt.Sprintf("the record of attempt %d is incomplete (exit status %d)", w.Number(), exitLost))
+	}
+	final.show()
 	closeView()
-	if err := w.Close(); err != nil {
-		errorf(stderr, "the attempt's record may be incomplete: %v", err)
+	stdout.onLost(nil)
+	stderr.onLost(nil)
+	if werr != nil {
+		errorf(stderr, "%v", werr)
+		hintf(stderr, "exit status %d: a run whose record is not whole has no verdict to keep; free the space or restore the permissions of %s, then run again", exitLost, w.Dir())
+		code = max(code, exitLost)
 	}
-	if f.junit != "" {
-		if err := writeJUnit(f.junit, w.Dir()); err != nil {
-			errorf(stderr, "writing %s: %v", f.junit, err)
+	return w.Number(), code
+}
+
+// heldVerdict passes every event on to the view but the attempt's
+// verdict, which it holds until show: the verdict shown must say whether
+// the record that keeps it is whole.
+type heldVerdict struct {
+	next  events.Observer
+	final *events.Event
+}
+
+func (h *heldVerdict) Emit(e events.Event) {
+	if e.Type == events.AttemptFinished && e.Outcome != nil {
+		h.final = &e
+		return
+	}
+	h.next.Emit(e)
+}
+
+func (h *heldVerdict) notKept(why string) {
+	if h.final != nil {
+		o := *h.final.Outcome
+		o.NotKept = why
+		h.final.Outcome = &o
+	}
+}
+
+func (h *heldVerdict) show() {
+	if h.final != nil {
+		h.next.Emit(*h.final)
+		h.final = nil
+	}
+}
+
+// writeJUnit writes the JUnit report of the given attempts, read back
+// from their records, owner-only like them.
+func writeJUnit(path, root, plan string, numbers []int) error {
+	atts := make([]*records.Attempt, 0, len(numbers))
+	for _, n := range numbers {
+		a, err := records.Load(records.AttemptDir(root, plan, n))
+		if err != nil {
+			return err
 		}
+		atts = append(atts, a)
 	}
-	return w.Number(), res.ExitCode()
+	var b bytes.Buffer
+	if err := records.WriteJUnit(&b, atts...); err != nil {
+		return err
+	}
+	return writeFileAtomic(path, b.Bytes(), reportPerm)
 }
 
-func writeJUnit(path, dir string) error {
-	a, err := records.Load(dir)
-	if err != nil {
-		return err
-	}
-	out, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := records.WriteJUnit(out, a); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+// An ending is a signal that ends a run. The first one stops it cleanly:
+// the current step ends, the steps marked always run, launched processes
+// not kept are stopped, and the record is finished saying which signal
+// came. A second one (of any of them) cuts the always steps short;
+// launched processes are still stopped.
+type ending struct {
+	name string // "SIGHUP"
+	why  string // what it usually means
+	code int    // the exit status: 128 + the signal's number, as a shell reports a process a signal ended
 }
 
-// interrupts turns Ctrl-C and SIGTERM into contexts: the first signal
-// ends ctx (the current step stops, always steps and cleanup follow), the
-// second ends force (always steps are cut short; launched processes are
-// still stopped).
-func interrupts(stderr io.Writer) (ctx, force context.Context, stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
+func endings() map[os.Signal]ending {
+	return map[os.Signal]ending{
+		syscall.SIGINT:  {"SIGINT", "Ctrl-C", 128 + int(syscall.SIGINT)},
+		syscall.SIGTERM: {"SIGTERM", "asked to terminate", 128 + int(syscall.SIGTERM)},
+		syscall.SIGHUP:  {"SIGHUP", "the terminal closed or the ssh session dropped", 128 + int(syscall.SIGHUP)},
+		syscall.SIGQUIT: {"SIGQUIT", `Ctrl-\`, 128 + int(syscall.SIGQUIT)},
+		// The rest whose default is to end the process: left to Go, they
+		// would end lockstep with its launches still running.
+		syscall.SIGUSR1:   {"SIGUSR1", "a user signal", 128 + int(syscall.SIGUSR1)},
+		syscall.SIGUSR2:   {"SIGUSR2", "a user signal", 128 + int(syscall.SIGUSR2)},
+		syscall.SIGALRM:   {"SIGALRM", "a timer ran out", 128 + int(syscall.SIGALRM)},
+		syscall.SIGVTALRM: {"SIGVTALRM", "a timer ran out", 128 + int(syscall.SIGVTALRM)},
+		syscall.SIGXCPU:   {"SIGXCPU", "the CPU time limit was reached", 128 + int(syscall.SIGXCPU)},
+		syscall.SIGXFSZ:   {"SIGXFSZ", "the file size limit was reached", 128 + int(syscall.SIGXFSZ)},
+	}
+}
+
+// interruptedBy is the cause a run's context ends with: the record's and
+// the interrupted step's reason.
+type interruptedBy struct{ e ending }
+
+func (i *interruptedBy) Error() string {
+	return fmt.Sprintf("interrupted by %s (%s)", i.e.name, i.e.why)
+}
+
+// interrupts turns the signals that end a run into contexts: the first
+// ends ctx with the signal as its cause, the second ends force.
+// signalled says which came first (nil: none). SIGPIPE is taken too, so
+// that a write to a closed stdout or stderr fails with EPIPE (output
+// handles it) instead of killing lockstep before it stops what it
+// launched; being caught, not ignored, it is back to its default in the
+// processes lockstep starts.
+func interrupts(stderr io.Writer) (ctx, force context.Context, signalled func() *ending, stop func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
 	force, cancelForce := context.WithCancel(context.Background())
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ends := endings()
+	sigs := make(chan os.Signal, 4)
+	for s := range ends {
+		signal.Notify(sigs, s)
+	}
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	var mu sync.Mutex
+	var first *ending
 	done := make(chan struct{})
 	go func() {
 		n := 0
@@ -238,21 +357,32 @@ func interrupts(stderr io.Writer) (ctx, force context.Context, stop func()) {
 			select {
 			case <-done:
 				return
-			case <-sigs:
+			case <-pipes:
+			case s := <-sigs:
 				n++
 				if n == 1 {
-					cancel()
+					e := ends[s]
+					mu.Lock()
+					first = &e
+					mu.Unlock()
+					cancel(&interruptedBy{e})
 					continue
 				}
-				errorf(stderr, "interrupted again: skipping the remaining always steps; launched processes are still being stopped")
+				errorf(stderr, "interrupted again (%s): skipping the remaining always steps; launched processes are still being stopped", ends[s].name)
 				cancelForce()
 			}
 		}
 	}()
-	return ctx, force, func() {
+	signalled = func() *ending {
+		mu.Lock()
+		defer mu.Unlock()
+		return first
+	}
+	return ctx, force, signalled, func() {
 		signal.Stop(sigs)
+		signal.Stop(pipes)
 		close(done)
-		cancel()
+		cancel(nil)
 		cancelForce()
 	}
 }
@@ -264,7 +394,7 @@ func newView(f runFlags, stdout io.Writer) (events.Observer, func()) {
 		return newJSONView(stdout), func() {}
 	}
 	st := style{}
-	file, isFile := stdout.(*os.File)
+	file, isFile := fileOf(stdout)
 	tty := isFile && term.IsTerminal(int(file.Fd()))
 	if tty && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb" {
 		st.color = true

@@ -15,7 +15,15 @@ const (
 	exitFailed  = 1 // a step failed; fmt -check found files to change
 	exitUsage   = 2 // bad flags or arguments, or an invalid plan
 	exitInvalid = 2
+	// exitLost: a run's record, or a report it was asked for, could not
+	// be written in full (a full disk, a lost permission): its verdict is
+	// not kept, whatever it was. A signal that ends a run exits
+	// 128 + the signal's number (see endings).
+	exitLost = 3
 )
+
+// Records and reports hold commands, hosts and log lines: owner-only.
+const reportPerm = 0o600
 
 // errorf prints one error line in lockstep's voice.
 func errorf(w io.Writer, format string, args ...any) {

@@ -99,6 +99,9 @@ type Action struct {
 	Log      string `json:"log,omitempty"`
 	MovedLog string `json:"moved_log,omitempty"` // where an old log was moved aside
 	ExitCode *int   `json:"exit_code,omitempty"`
+	// Daemonized is set when the launch's command exited 0 into a daemon:
+	// PID, PGID and Command are then the daemon's, which the launch follows.
+	Daemonized bool `json:"daemonized,omitempty"`
 }
 
 // Observation is one turn of a confirm loop: what the probes read and what
@@ -117,6 +120,10 @@ const (
 	CondHeld    CondState = "held"
 	CondFalse   CondState = "false"
 	CondNotYet  CondState = "not_yet" // could not be evaluated yet: a null, a missing key, a refused connection
+	// CondError is a condition that fails on known values (a type error,
+	// a pattern that does not compile): waiting cannot change it, so the
+	// step fails at once.
+	CondError CondState = "error"
 )
 
 // Condition is one postcondition or abort_if and its latest result.
@@ -125,7 +132,7 @@ type Condition struct {
 	Source       string    `json:"source"`
 	Range        string    `json:"range,omitempty"` // "plan.hcl:12:5"
 	State        CondState `json:"state"`
-	Reason       string    `json:"reason,omitempty"` // why not yet
+	Reason       string    `json:"reason,omitempty"` // why not yet, or the error with its file:line:col
 	ErrorMessage string    `json:"error_message,omitempty"`
 }
 
@@ -142,19 +149,27 @@ type Progress struct {
 
 // Outcome is how a step or the attempt ended and why.
 type Outcome struct {
-	Status       Status                 `json:"status"`
-	Reason       string                 `json:"reason,omitempty"`        // one line: "timed out after 30s", "process 123 exited with status 1"
-	ErrorMessage string                 `json:"error_message,omitempty"` // the plan's error_message of the deciding condition
-	Failed       string                 `json:"failed_step,omitempty"`   // on attempt_finished: the step that failed
-	Duration     time.Duration          `json:"duration_ns"`
-	Evidence     *Evidence              `json:"evidence,omitempty"`
-	Metrics      map[string]float64     `json:"metrics,omitempty"`
-	Outputs      map[string]string      `json:"outputs,omitempty"` // self outputs worth keeping, rendered (pid, exit_code...)
-	Stats        map[string]MetricStats `json:"metric_stats,omitempty"`
+	Status       Status             `json:"status"`
+	Reason       string             `json:"reason,omitempty"`        // one line: "timed out after 30s", "process 123 exited with status 1"
+	ErrorMessage string             `json:"error_message,omitempty"` // the plan's error_message of the deciding condition
+	Failed       string             `json:"failed_step,omitempty"`   // on attempt_finished: the step that failed
+	Duration     time.Duration      `json:"duration_ns"`
+	Evidence     *Evidence          `json:"evidence,omitempty"`
+	Metrics      map[string]float64 `json:"metrics,omitempty"`
+	// Partial: the step was cut short (interrupted, timed out, a watched
+	// process died) while it measured; Metrics are what it measured until
+	// then, never a result to judge by.
+	Partial bool                   `json:"partial,omitempty"`
+	Outputs map[string]string      `json:"outputs,omitempty"` // self outputs worth keeping, rendered (pid, exit_code...)
+	Stats   map[string]MetricStats `json:"metric_stats,omitempty"`
 	// Requests are a load's per-request records, kept when the load asks
 	// (keep_requests = true).
 	Requests []Request         `json:"requests,omitempty"`
 	Notes    map[string]string `json:"notes,omitempty"`
+	// NotKept, on attempt_finished as the views show it: the record could
+	// not be written in full, so the verdict is not kept (the run exits 3
+	// whatever Status says); it says what was lost.
+	NotKept string `json:"not_kept,omitempty"`
 }
 
 // Request is one request of a load, times in milliseconds from the start
@@ -185,6 +200,10 @@ type Evidence struct {
 	LogLines   []string            `json:"log_lines,omitempty"` // matching lines, or the last lines of the log
 	LogTail    map[string][]string `json:"log_tail,omitempty"`  // launch addr -> last 40 lines, when a process died
 	History    []Sample            `json:"history,omitempty"`   // the last few observations, oldest first
+	// Output is the end of what a failed command wrote: "self.stdout",
+	// "probe.check.stderr" -> its last lines (a run step, a command
+	// benchmark, an exec probe that exited non-zero).
+	Output map[string][]string `json:"output,omitempty"`
 }
 
 // Sample is one line of waiting history.

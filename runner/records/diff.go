@@ -27,6 +27,10 @@ type MetricChange struct {
 	B       *float64 `json:"b"`
 	Delta   *float64 `json:"delta,omitempty"`
 	Percent *float64 `json:"percent,omitempty"` // of A; absent when A is 0
+	// PartialA, PartialB: that attempt's value was measured by a step cut
+	// short; the delta compares a part with a whole.
+	PartialA bool `json:"partial_a,omitempty"`
+	PartialB bool `json:"partial_b,omitempty"`
 }
 
 // Comparison is what Diff finds between attempt A and attempt B.
@@ -115,7 +119,7 @@ func Diff(a, b *Attempt, format string) (string, error) {
 		p.heading(2, "metrics")
 		g := &grid{head: []string{"metric", fmt.Sprint(a.Number), fmt.Sprint(b.Number), "delta", "%"}, right: []bool{false, true, true, true, true}}
 		for _, m := range c.Metrics {
-			g.add(m.Metric, optNum(m.A), optNum(m.B), signed(m.Delta), percent(m.Percent))
+			g.add(m.Metric, partialNum(m.A, m.PartialA), partialNum(m.B, m.PartialB), signed(m.Delta), percent(m.Percent))
 		}
 		p.table(g)
 	}
@@ -170,7 +174,7 @@ func Compare(a, b *Attempt) Comparison {
 	}
 
 	for _, m := range metricsOf([]*Attempt{a, b}) {
-		mc := MetricChange{Metric: m.label, Step: m.step}
+		mc := MetricChange{Metric: m.label, Step: m.step, PartialA: m.partial(a), PartialB: m.partial(b)}
 		if v, ok := m.value(a); ok {
 			mc.A = &v
 		}
@@ -242,6 +246,14 @@ func orNone(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// partialNum is optNum, marked when the value is partial.
+func partialNum(v *float64, partial bool) string {
+	if v != nil && partial {
+		return optNum(v) + " (partial)"
+	}
+	return optNum(v)
 }
 
 func optNum(v *float64) string {

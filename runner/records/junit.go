@@ -90,13 +90,42 @@ type junitSkipped struct {
 	Message string `xml:"message,attr,omitempty"`
 }
 
-// WriteJUnit renders an attempt as JUnit XML: one testsuite, one testcase
-// per step (classname the plan, name the step's address, time in seconds).
+// WriteJUnit renders attempts as JUnit XML: one testsuite per attempt (a
+// matrix run gives several), one testcase per step (classname the plan,
+// name the step's address, time in seconds).
 // A step that failed, aborted or timed out is a failure carrying the
 // plan's error_message and the evidence; one lockstep could not evaluate,
 // or that the run was interrupted in, is an error; one not run is
 // skipped. Log lines and log tails go to system-out.
-func WriteJUnit(w io.Writer, rec *Attempt) error {
+func WriteJUnit(w io.Writer, recs ...*Attempt) error {
+	root := junitSuites{Name: "lockstep"}
+	var took time.Duration
+	for _, rec := range recs {
+		s := junitSuiteOf(rec)
+		root.Tests += s.Tests
+		root.Failures += s.Failures
+		root.Errors += s.Errors
+		root.Skipped += s.Skipped
+		took += rec.Duration()
+		root.Suites = append(root.Suites, s)
+	}
+	root.Time = seconds(took)
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return fmt.Errorf("write junit: %w", err)
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(root); err != nil {
+		return fmt.Errorf("write junit: %w", err)
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return fmt.Errorf("write junit: %w", err)
+	}
+	return nil
+}
+
+// junitSuiteOf is one attempt as a testsuite.
+func junitSuiteOf(rec *Attempt) junitSuite {
 	s := junitSuite{
 		Name:      fmt.Sprintf("%s attempt %d", rec.Plan, rec.Number),
 		Time:      seconds(rec.Duration()),
@@ -152,22 +181,7 @@ func WriteJUnit(w io.Writer, rec *Attempt) error {
 		s.Cases = append(s.Cases, c)
 	}
 	s.Tests = len(s.Cases)
-	root := junitSuites{
-		Name: "lockstep", Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Skipped: s.Skipped,
-		Time: s.Time, Suites: []junitSuite{s},
-	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return fmt.Errorf("write junit: %w", err)
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(root); err != nil {
-		return fmt.Errorf("write junit: %w", err)
-	}
-	if _, err := io.WriteString(w, "\n"); err != nil {
-		return fmt.Errorf("write junit: %w", err)
-	}
-	return nil
+	return s
 }
 
 func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
@@ -216,6 +230,9 @@ func stepOut(st *Step) string {
 		}
 	}
 	if st.Outcome != nil && len(st.Outcome.Metrics) > 0 {
+		if st.Outcome.Partial {
+			b.WriteString("partial metrics: what was measured until the step was cut short\n")
+		}
 		for _, k := range slices.Sorted(maps.Keys(st.Outcome.Metrics)) {
 			b.WriteString(k + " = " + Metric(st.Outcome.Metrics[k]) + "\n")
 		}
@@ -227,6 +244,9 @@ func stepOut(st *Step) string {
 		}
 		for _, addr := range slices.Sorted(maps.Keys(ev.LogTail)) {
 			b.WriteString("log tail of " + addr + ":\n" + strings.Join(ev.LogTail[addr], "\n") + "\n")
+		}
+		for _, k := range slices.Sorted(maps.Keys(ev.Output)) {
+			b.WriteString("last lines of " + k + ":\n" + strings.Join(ev.Output[k], "\n") + "\n")
 		}
 	}
 	for _, c := range st.Cleanups {

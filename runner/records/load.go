@@ -371,3 +371,44 @@ func Root(override, planFile string) string {
 	}
 	return filepath.Join(filepath.Dir(planFile), ".lockstep")
 }
+
+// Where Find looks: records are kept beside their plans, so a user in a
+// project's top folder has them a few folders down. The walk is bounded so
+// that `lockstep attempts` in a home directory stays quick.
+const (
+	findDepth = 4
+	findDirs  = 5000
+)
+
+// Find lists the records roots (.lockstep folders holding attempts) in dir
+// and the folders below it, down to a few levels, skipping hidden folders;
+// nearest first, then by name.
+func Find(dir string) []string {
+	var found []string
+	level := []string{dir}
+	visited := 0
+	for depth := 0; depth <= findDepth && len(level) > 0 && visited < findDirs; depth++ {
+		var next []string
+		for _, d := range level {
+			visited++
+			if visited > findDirs {
+				break
+			}
+			root := filepath.Join(d, ".lockstep")
+			if info, err := os.Stat(filepath.Join(root, "attempts")); err == nil && info.IsDir() {
+				found = append(found, root)
+			}
+			entries, err := os.ReadDir(d)
+			if err != nil {
+				continue
+			}
+			for _, e := range entries {
+				if e.IsDir() && e.Name()[0] != '.' {
+					next = append(next, filepath.Join(d, e.Name()))
+				}
+			}
+		}
+		level = next
+	}
+	return found
+}

@@ -133,3 +133,22 @@ func (m metric) value(a *Attempt) (float64, bool) {
 	}
 	return 0, false
 }
+
+// partial reports whether m's value in attempt a was measured by a step
+// cut short.
+func (m metric) partial(a *Attempt) bool {
+	for _, s := range a.Steps {
+		if s.Addr == m.step && s.Outcome != nil {
+			return s.Outcome.Partial
+		}
+	}
+	return false
+}
+
+// cell renders m's value v in attempt a, marked when it is partial.
+func (m metric) cell(a *Attempt, v float64) string {
+	if m.partial(a) {
+		return Metric(v) + " (partial)"
+	}
+	return Metric(v)
+}

@@ -79,7 +79,7 @@ func Show(a *Attempt, format string) (string, error) {
 		g := &grid{head: []string{"step", "metric", "value", "spread"}, right: []bool{false, false, true, false}}
 		for _, m := range ms {
 			v, _ := m.value(a)
-			g.add(m.step, m.name, Metric(v), spread(a, m))
+			g.add(m.step, m.name, m.cell(a, v), spread(a, m))
 		}
 		p.table(g)
 	}
@@ -116,7 +116,9 @@ func showStep(p *page, a *Attempt, s *Step) {
 	if o != nil {
 		reason, message = o.Reason, o.ErrorMessage
 	}
-	if state == string(events.Interrupted) {
+	if state == string(events.Interrupted) && o == nil {
+		// No outcome: the run died in this step (SIGKILL, a crash). A
+		// clean interrupt records its own reason ("interrupted by SIGINT").
 		reason = "the run was killed in this step"
 	}
 	kv := []string{
@@ -124,9 +126,15 @@ func showStep(p *page, a *Attempt, s *Step) {
 		"error", message,
 		"reason", reason,
 	}
-	for _, act := range s.Actions {
+	for i, act := range s.Actions {
+		ran := act.Command
+		if i > 0 && act.ExitCode != nil && ran == s.Actions[i-1].Command {
+			// Records written before the exit action stopped repeating
+			// the command: show it once.
+			ran = ""
+		}
 		kv = append(kv,
-			"ran", act.Command,
+			"ran", ran,
 			"process", processLine(act),
 			"exit code", exitCode(act.ExitCode),
 		)
@@ -140,6 +148,9 @@ func showStep(p *page, a *Attempt, s *Step) {
 	}
 	if s.Progress != nil && o == nil {
 		kv = append(kv, "progress", progressLine(s.Progress))
+	}
+	if o != nil && o.Partial {
+		kv = append(kv, "metrics", "partial: what was measured until the step was cut short")
 	}
 	p.fields(kv...)
 	if o != nil && len(o.Notes) > 0 {
@@ -170,6 +181,9 @@ func showStep(p *page, a *Attempt, s *Step) {
 			hist = append(hist, h.Time.Format("15:04:05")+"  "+h.Summary)
 		}
 		p.list("history", hist)
+		for _, k := range slices.Sorted(maps.Keys(ev.Output)) {
+			p.verbatim("last lines of "+k, "", ev.Output[k])
+		}
 		p.verbatim("log lines", "", ev.LogLines)
 		for _, addr := range slices.Sorted(maps.Keys(ev.LogTail)) {
 			p.verbatim("log tail of "+addr, "", ev.LogTail[addr])
@@ -199,6 +213,8 @@ func condLine(c events.Condition) string {
 	switch c.State {
 	case events.CondNotYet:
 		state = "not yet"
+	case events.CondError:
+		state = "error"
 	case events.CondUnknown:
 		state = "unknown"
 	}

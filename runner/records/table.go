@@ -17,9 +17,10 @@ type Row struct {
 	FailedStep string             `json:"failed_step,omitempty"`
 	Why        string             `json:"why,omitempty"` // the error_message, else the reason
 	Note       string             `json:"note,omitempty"`
-	Changed    map[string]string  `json:"changed,omitempty"`     // variables that differ from the plan's defaults
-	Metrics    map[string]float64 `json:"metrics,omitempty"`     // every metric, by label
-	KeyMetrics []string           `json:"key_metrics,omitempty"` // the labels shown as columns
+	Changed    map[string]string  `json:"changed,omitempty"`         // variables that differ from the plan's defaults
+	Metrics    map[string]float64 `json:"metrics,omitempty"`         // every metric, by label
+	KeyMetrics []string           `json:"key_metrics,omitempty"`     // the labels shown as columns
+	Partial    []string           `json:"partial_metrics,omitempty"` // labels of metrics measured by a step cut short
 	Unreadable int                `json:"unreadable_lines,omitempty"`
 }
 
@@ -93,7 +94,7 @@ func tableGrid(atts []*Attempt) *grid {
 		for _, m := range keys {
 			v, ok := m.value(a)
 			if ok {
-				cells = append(cells, Metric(v))
+				cells = append(cells, m.cell(a, v))
 			} else {
 				cells = append(cells, "")
 			}
@@ -131,6 +132,9 @@ func tableRows(atts []*Attempt) []Row {
 					r.Metrics = map[string]float64{}
 				}
 				r.Metrics[m.label] = v
+				if m.partial(a) {
+					r.Partial = append(r.Partial, m.label)
+				}
 			}
 		}
 		for _, m := range keys {

@@ -50,8 +50,9 @@ const maxAllocTries = 1000
 // events.Observer. Writes go straight to the file (so a killed process
 // loses nothing it emitted); the file is synced at the start, at the end of
 // every step and at the end of the attempt, never inside a confirm loop.
-// A write error does not stop the run: the first one is kept and returned
-// by Close.
+// A write error does not stop the run: the first one is kept, what could
+// not be written is counted, and Close returns an *IncompleteError that
+// says what the record lost.
 type Writer struct {
 	plan string
 	n    int
@@ -60,12 +61,74 @@ type Writer struct {
 	mu       sync.Mutex
 	f        *os.File
 	err      error
-	broken   bool // the last write failed: start the next line afresh
+	onError  func(error)
+	notify   bool // the first error is yet to be told to onError
+	lost     lostEvents
+	gap      int       // events lost since the last one written
+	gapFrom  time.Time // when the first of them happened
+	broken   bool      // the last write failed: start the next line afresh
 	last     map[string]observed
 	progress map[string]time.Time        // when each step's progress was last written
 	pending  map[pendingKey]events.Event // held back, not yet written
 	closed   bool
+	gone     bool // at Close, the record's path no longer named the file written
 }
+
+// lostEvents is what a record could not keep.
+type lostEvents struct {
+	events int      // events not written
+	steps  []string // steps whose outcome is among them
+	end    bool     // the attempt's verdict is among them
+	plan   bool     // the copy of the plan was not saved
+}
+
+// IncompleteError says that an attempt's record is not whole, and what it
+// lost: a run whose record could not be written in full has no verdict
+// to keep.
+type IncompleteError struct {
+	Attempt int
+	Path    string // the record's events file
+	Err     error  // the first failure
+	Lost    int    // events not written
+	Steps   []string
+	End     bool // the attempt's verdict was not written
+	Plan    bool // the copy of the plan was not saved
+	Gone    bool // the record's file was removed or replaced while the run wrote it
+}
+
+func (e *IncompleteError) Error() string {
+	var lost []string
+	if e.Gone {
+		lost = append(lost, "the whole record: its file was removed or replaced during the run")
+	}
+	if e.Lost > 0 {
+		l := fmt.Sprintf("%d event%s", e.Lost, map[bool]string{true: "s"}[e.Lost != 1])
+		var among []string
+		if len(e.Steps) > 0 {
+			among = append(among, "the outcome of "+strings.Join(e.Steps, ", "))
+		}
+		if e.End {
+			among = append(among, "the attempt's verdict")
+		}
+		if len(among) > 0 {
+			l += " (" + strings.Join(among, "; ") + ")"
+		}
+		lost = append(lost, l)
+	}
+	if e.Plan {
+		lost = append(lost, "the copy of the plan")
+	}
+	msg := fmt.Sprintf("the record of attempt %d is incomplete", e.Attempt)
+	if len(lost) > 0 {
+		msg += "; lost: " + strings.Join(lost, "; ")
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *IncompleteError) Unwrap() error { return e.Err }
 
 type pendingKey struct {
 	typ  events.Type
@@ -135,26 +198,44 @@ func (w *Writer) Number() int { return w.n }
 // Dir is the attempt's directory.
 func (w *Writer) Dir() string { return w.dir }
 
-// SavePlan keeps a copy of the plan file's text as it was run.
+// OnError sets fn to be called, once, with the first error the record
+// meets, as it happens (the run goes on; Close reports the loss).
+func (w *Writer) OnError(fn func(error)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.onError = fn
+}
+
+// SavePlan keeps a copy of the plan file's text as it was run. A failure
+// is also kept: Close reports the copy as lost.
 func (w *Writer) SavePlan(src []byte) error {
-	f, err := os.OpenFile(filepath.Join(w.dir, PlanFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
+	err := savePlan(filepath.Join(w.dir, PlanFile), src)
 	if err != nil {
-		return fmt.Errorf("save plan copy of attempt %d: %w", w.n, err)
+		err = fmt.Errorf("save plan copy of attempt %d: %w", w.n, err)
+		w.mu.Lock()
+		w.lost.plan = true
+		w.keep(err)
+		w.unlock()
+	}
+	return err
+}
+
+func savePlan(path string, src []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
+	if err != nil {
+		return err
 	}
 	_, werr := f.Write(src)
 	serr := f.Sync()
 	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		return fmt.Errorf("save plan copy of attempt %d: %w", w.n, err)
-	}
-	return nil
+	return errors.Join(werr, serr, cerr)
 }
 
 // Emit appends e to the record. It fills in the plan and attempt number
 // when the runner left them empty.
 func (w *Writer) Emit(e events.Event) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock()
 	if w.closed {
 		w.keep(fmt.Errorf("event %s after the record of attempt %d was closed", e.Type, w.n))
 		return
@@ -257,9 +338,33 @@ func (w *Writer) write(e events.Event) {
 	if _, err := w.f.Write(line); err != nil {
 		w.broken = true
 		w.keep(fmt.Errorf("write record of attempt %d: %w", w.n, err))
+		w.lose(e)
 		return
 	}
 	w.broken = false
+	if w.gap > 0 {
+		// Writing works again (space was freed): the record itself says
+		// what it lost, so a reader does not take it for whole.
+		n, from := w.gap, w.gapFrom
+		w.gap = 0
+		w.write(events.Event{Type: events.Warning, Time: time.Now(), Plan: w.plan, Attempt: w.n,
+			Message: fmt.Sprintf("the record lost %d event%s from %s on: %v", n, map[bool]string{true: "s"}[n != 1], from.Format("15:04:05.000"), w.err)})
+	}
+}
+
+// lose counts e as not written.
+func (w *Writer) lose(e events.Event) {
+	if w.gap == 0 {
+		w.gapFrom = e.Time
+	}
+	w.gap++
+	w.lost.events++
+	switch {
+	case e.Type == events.StepFinished && e.Step != nil:
+		w.lost.steps = append(w.lost.steps, e.Step.Addr)
+	case e.Type == events.AttemptFinished:
+		w.lost.end = true
+	}
 }
 
 func (w *Writer) sync() {
@@ -271,24 +376,63 @@ func (w *Writer) sync() {
 func (w *Writer) keep(err error) {
 	if w.err == nil {
 		w.err = err
+		w.notify = w.onError != nil
 	}
 }
 
-// Close writes what is held back, syncs and closes the record, and returns
-// the first error met since Open.
+// unlock releases the writer's lock, then tells OnError's function of a
+// first error: outside the lock, so that it may write (to a stderr that
+// fails in turn and reports that to the record).
+func (w *Writer) unlock() {
+	fn, err := w.onError, w.err
+	notify := w.notify
+	w.notify = false
+	w.mu.Unlock()
+	if notify {
+		fn(err)
+	}
+}
+
+// Close writes what is held back, syncs and closes the record. When the
+// record is not whole (a write or sync failed, the plan copy was not
+// saved, the file was removed or replaced under the run) it returns an
+// *IncompleteError saying what was lost.
 func (w *Writer) Close() error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock()
 	if w.closed {
-		return w.err
+		return w.incomplete()
 	}
 	w.flushAll()
 	w.sync()
+	w.gone = !w.stillThere()
 	if err := w.f.Close(); err != nil {
 		w.keep(fmt.Errorf("close record of attempt %d: %w", w.n, err))
 	}
 	w.closed = true
-	return w.err
+	return w.incomplete()
+}
+
+// stillThere reports whether the record's path still names the file being
+// written: writes to a file removed (rm -rf .lockstep) or replaced under
+// the run succeed, and reach no one.
+func (w *Writer) stillThere() bool {
+	open, err := w.f.Stat()
+	if err != nil {
+		return false
+	}
+	named, err := os.Stat(filepath.Join(w.dir, EventsFile))
+	return err == nil && os.SameFile(open, named)
+}
+
+func (w *Writer) incomplete() error {
+	if w.err == nil && !w.gone {
+		return nil
+	}
+	return &IncompleteError{
+		Attempt: w.n, Path: filepath.Join(w.dir, EventsFile), Err: w.err,
+		Lost: w.lost.events, Steps: w.lost.steps, End: w.lost.end, Plan: w.lost.plan, Gone: w.gone,
+	}
 }
 
 // redactStart returns s with every trace of a sensitive variable's value
