@@ -231,6 +231,9 @@ run_guidellm() {
 		   $m.output_token_count.successful.total_sum / .duration, $m.request_totals.successful / .duration] | join(" ")' "$out"
 }
 
+# two_places: the numbers of a line with two decimals ("-" stays).
+two_places() { awk '{ for (i = 1; i <= NF; i++) if ($i != "-") $i = sprintf("%.2f", $i); print }'; }
+
 tools=(lockstep aiperf guidellm)
 if [ "$rounds" -gt 0 ]; then
 	prompts "$requests"
@@ -246,8 +249,8 @@ if [ "$rounds" -gt 0 ]; then
 		for i in "${!tools[@]}"; do
 			tool=${tools[$(((i + r - 1) % ${#tools[@]}))]}
 			line=$("run_$tool" "$requests")
-			read -r a b c d e f g <<<"$line"
-			printf '%-6s %-9s %9.2f %11.2f %9.2f %9s %9.2f %14.1f %11.3f\n' "$r" "$tool" "$a" "$b" "$c" "$d" "$e" "$f" "$g"
+			read -r a b c d e f g <<<"$(two_places <<<"$line")"
+			printf '%-6s %-9s %9s %11s %9s %9s %9s %14s %11s\n' "$r" "$tool" "$a" "$b" "$c" "$d" "$e" "$f" "$g"
 			echo "$tool $line" >>"$dir/results"
 		done
 	done
@@ -263,7 +266,8 @@ if [ "$rounds" -gt 0 ]; then
 				vals+=("$(median_of "$dir/results" "$tool" "$f")")
 			fi
 		done
-		printf '%-9s %9s %11s %9s %9s %9s %14s %11s\n' "$tool" "${vals[@]}"
+		read -r a b c d e f g <<<"$(two_places <<<"${vals[*]}")"
+		printf '%-9s %9s %11s %9s %9s %9s %14s %11s\n' "$tool" "$a" "$b" "$c" "$d" "$e" "$f" "$g"
 		echo "$tool ${vals[*]}" >>"$dir/medians"
 	done
 	for peer in aiperf guidellm; do
