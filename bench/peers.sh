@@ -18,7 +18,7 @@ venv() {
 	echo "peers: installing $spec into $v" >&2
 	rm -rf "$v"
 	python3 -m venv "$v"
-	"$v/bin/pip" install -q "$spec"
+	"$v/bin/pip" install -q --disable-pip-version-check "$spec"
 	touch "$v/.installed-$spec"
 }
 
