@@ -415,6 +415,13 @@ func (r *openaiRun) do(ctx context.Context, i int) outcome {
 		return out
 	}
 	req.Header.Set("Content-Type", "application/json")
+	// Servers close kept-alive connections they think idle (llama-server
+	// after 5 s); a request sent on one as it closes fails with nothing
+	// read. Marking the request replayable lets the transport send it
+	// again on a new connection, as it does for a GET; the header is not
+	// sent (a nil value). A request the server began to answer is never
+	// sent twice: the transport replays only when nothing came back.
+	req.Header["X-Idempotency-Key"] = nil
 	if r.o.Stream {
 		req.Header.Set("Accept", "text/event-stream")
 	}

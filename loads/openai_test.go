@@ -1,11 +1,17 @@
 package loads_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -344,5 +350,47 @@ func TestOpenAIInvalidConfig(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Run(%+v) error = %v, want it to say %q", tt.o, err, tt.want)
 		}
+	}
+}
+
+// A server that closes a kept-alive connection just as the next request
+// on it arrives, as llama-server does with a connection idle for its
+// keep-alive timeout: the request was never read, and must be sent again
+// on a new connection rather than counted as an error.
+func TestOpenAIServerClosesIdleConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var conns atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func(c net.Conn) {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					return
+				}
+				io.Copy(io.Discard, req.Body)
+				body := `{"choices":[{"text":"Paris"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}`
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+				// Keep-alive was not refused: the client keeps the
+				// connection; close it once its next request comes.
+				br.Peek(1)
+			}(c)
+		}
+	}()
+	res := runOpenAI(t, loads.OpenAI{URL: "http://" + ln.Addr().String() + "/v1/completions", Model: "m", Concurrency: 1, Requests: 5})
+	exactly(t, res.Metrics, "errors", 0)
+	exactly(t, res.Metrics, "completed", 5)
+	if n := conns.Load(); n < 5 {
+		t.Errorf("%d connections for 5 requests: the server served more than one request on a connection", n)
 	}
 }
