@@ -353,10 +353,10 @@ func TestOpenAIInvalidConfig(t *testing.T) {
 	}
 }
 
-// A server that closes a kept-alive connection just as the next request
-// on it arrives, as llama-server does with a connection idle for its
-// keep-alive timeout: the request was never read, and must be sent again
-// on a new connection rather than counted as an error.
+// A server that closes a kept-alive connection once the next request on
+// it has arrived, without answering: from the client's side that request
+// may have been read and worked on (a server crashing mid-answer looks the
+// same), so it is counted as the error it is, never silently sent again.
 func TestOpenAIServerClosesIdleConnection(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -388,9 +388,11 @@ func TestOpenAIServerClosesIdleConnection(t *testing.T) {
 		}
 	}()
 	res := runOpenAI(t, loads.OpenAI{URL: "http://" + ln.Addr().String() + "/v1/completions", Model: "m", Concurrency: 1, Requests: 5})
-	exactly(t, res.Metrics, "errors", 0)
-	exactly(t, res.Metrics, "completed", 5)
-	if n := conns.Load(); n < 5 {
-		t.Errorf("%d connections for 5 requests: the server served more than one request on a connection", n)
+	// Each connection answers one request and drops the next: 1 ok, 2
+	// lost, 3 ok, 4 lost, 5 ok.
+	exactly(t, res.Metrics, "errors", 2)
+	exactly(t, res.Metrics, "completed", 3)
+	if n := conns.Load(); n != 3 {
+		t.Errorf("%d connections for 5 requests, want 3: a lost request was sent again", n)
 	}
 }
