@@ -188,6 +188,12 @@ func TestSSHStartInspectStop(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
+	// A failed assertion must not leave the sleeps behind.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = s.Stop(ctx, p, 0)
+	})
 	if p.PID <= 1 || p.PGID <= 1 || p.StartTime == 0 || p.Log != log {
 		t.Fatalf("Start returned %+v", p)
 	}
@@ -198,18 +204,24 @@ func TestSSHStartInspectStop(t *testing.T) {
 	if err != nil || !st.Alive || st.Exited {
 		t.Fatalf("Inspect = %+v, %v; want alive", st, err)
 	}
-	group, err := s.Processes(ctx, `^sleep 30[12]$`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inGroup := 0
-	for _, pi := range group {
-		if pi.PGID == p.PGID {
-			inGroup++
+	// Start returns once the shell exists; its fork of sleep 301 and its
+	// exec of sleep 302 come after, when the shell gets the CPU.
+	var group []ProcessInfo
+	inGroup := func() (bool, error) {
+		var err error
+		if group, err = s.Processes(ctx, `^sleep 30[12]$`); err != nil {
+			return false, err
 		}
+		n := 0
+		for _, pi := range group {
+			if pi.PGID == p.PGID {
+				n++
+			}
+		}
+		return n == 2, nil
 	}
-	if inGroup != 2 {
-		t.Fatalf("processes %+v: want both sleeps in group %d", group, p.PGID)
+	if err := pollUntil(ctx, 50*time.Millisecond, inGroup); err != nil {
+		t.Fatalf("processes %+v: want both sleeps in group %d: %v", group, p.PGID, err)
 	}
 	// Matching the launch's command line finds the command, not its
 	// wrapper or lockstep's own scripts.
