@@ -73,6 +73,7 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: withEndingCmds(map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"procs": procsCmd,
 			// exits N CMD ARGS... runs CMD and wants exit status N.
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) < 2 {
