@@ -45,6 +45,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("DEMOSERVER", filepath.Join(bin, "demoserver"))
 			env.Setenv("LOCKSTEP_VAR_demoserver", filepath.Join(bin, "demoserver"))
 			env.Setenv("LOCKSTEP_VAR_work", env.WorkDir)
+			env.Defer(func() { killLeftovers(env.T(), env.WorkDir) })
 			// Each script's servers listen on a port of their own, so scripts
 			// (and two test runs) never meet on one.
 			port, err := freePort()

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -42,6 +43,20 @@ func procsCmd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("processes matching %q are running: %v", args[0], pids)
 	case !neg && len(pids) == 0:
 		ts.Fatalf("no process matches %q", args[0])
+	case kill:
+		// A killed process lingers until the kernel has ended it.
+		deadline := time.Now().Add(waitFor)
+		for {
+			left, err := scriptProcesses(ts.Getenv("WORK"), re)
+			ts.Check(err)
+			if len(left) == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				ts.Fatalf("processes %v still running %s after SIGKILL", left, waitFor)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 }
 
@@ -72,4 +87,24 @@ func scriptProcesses(work string, re *regexp.Regexp) ([]int, error) {
 		}
 	}
 	return pids, nil
+}
+
+// killLeftovers ends what a script left running in work, so that a script
+// that fails halfway (before its own kill of a kept server, say) leaves
+// nothing behind, and fails a script that passed but left something.
+func killLeftovers(t testscript.T, work string) {
+	pids, err := scriptProcesses(work, regexp.MustCompile(``))
+	if err != nil {
+		t.Log(err)
+		return
+	}
+	var left []string
+	for _, pid := range pids {
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		left = append(left, fmt.Sprintf("%d %s", pid, strings.ReplaceAll(string(cmdline), "\x00", " ")))
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if len(left) > 0 {
+		t.Fatal("the script left processes running in its folder (now killed):\n" + strings.Join(left, "\n"))
+	}
 }
