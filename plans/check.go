@@ -498,7 +498,7 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 	for _, a := range []struct {
 		name string
 		e    hcl.Expression
-	}{{"log", s.Log}, {"env", s.Env}, {"workdir", s.Workdir}, {"timeout", s.Timeout}, {"interval", s.Interval}, {"grace", s.Grace}} {
+	}{{"log", s.Log}, {"pidfile", s.Pidfile}, {"env", s.Env}, {"workdir", s.Workdir}, {"timeout", s.Timeout}, {"interval", s.Interval}, {"grace", s.Grace}} {
 		if a.e == nil {
 			continue
 		}

@@ -96,6 +96,9 @@ func (e *explain) step(n int, s *Step) {
 		} else {
 			e.w.field("Log", "a fresh file under .lockstep/")
 		}
+		if s.Pidfile != nil {
+			e.code("Follows the daemon named in", s.Pidfile)
+		}
 	case "wait":
 		e.w.field("Action", "none: polls its probes and conditions")
 	case "assert":

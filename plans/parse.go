@@ -608,7 +608,7 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 		}
 	}
 	s.Timeout, s.Interval, s.Grace = expr("timeout"), expr("interval"), expr("grace")
-	s.Command, s.Log, s.Env, s.Workdir, s.Progress = expr("command"), expr("log"), expr("env"), expr("workdir"), expr("progress")
+	s.Command, s.Log, s.Pidfile, s.Env, s.Workdir, s.Progress = expr("command"), expr("log"), expr("pidfile"), expr("env"), expr("workdir"), expr("progress")
 
 	probes := map[string]*Probe{}
 	d.stepProbes[s] = probes
@@ -684,6 +684,8 @@ func kindHint(kind, attr string) string {
 		return "To read a log here, add a probe \"log\" block."
 	case attr == "command" && (kind == "wait" || kind == "assert"):
 		return "To run a command while checking, add a probe \"exec\" block; to run it as an action, make this a run step."
+	case attr == "pidfile":
+		return "Only a launch follows a daemon through its pid file."
 	case attr == "grace":
 		return "Only a launch has a process to watch through a grace period."
 	case attr == "repeat":

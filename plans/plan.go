@@ -77,14 +77,14 @@ type Step struct {
 	// defaults (Language().StepKind(kind)); evaluate with Scope.Duration.
 	Timeout, Interval, Grace hcl.Expression
 	Always, Keep             bool
-	// Command, Log, Env, Workdir and Progress are nil when absent.
-	Command, Log, Env, Workdir, Progress hcl.Expression
-	Probes                               []*Probe
-	Postconditions, AbortIfs             []*Condition
-	Load                                 *Load     // benchmark with a load block
-	Metrics                              []*Metric // benchmark with a command
-	Repeat                               int       // benchmark; 1 unless set
-	DeclRange                            hcl.Range
+	// Command, Log, Pidfile, Env, Workdir and Progress are nil when absent.
+	Command, Log, Pidfile, Env, Workdir, Progress hcl.Expression
+	Probes                                        []*Probe
+	Postconditions, AbortIfs                      []*Condition
+	Load                                          *Load     // benchmark with a load block
+	Metrics                                       []*Metric // benchmark with a command
+	Repeat                                        int       // benchmark; 1 unless set
+	DeclRange                                     hcl.Range
 
 	targetExpr hcl.Expression  // the target attribute, for checks
 	postBlocks int             // postcondition blocks, decoded or not

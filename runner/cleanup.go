@@ -6,33 +6,57 @@ import (
 	"time"
 
 	"lockstep/runner/events"
+	"lockstep/targets"
 )
 
 // cleanup stops every launched process not kept, newest first, and
-// reports each with the end of its log.
+// reports each with the end of its log. A launch whose own process has
+// ended is stopped all the same when it left processes running (a group
+// leader dead while its workers listen, a child that moved to a session
+// of its own): the launch owns all it started.
 func (r *run) cleanup(ctx context.Context) {
 	ls := r.launches()
 	for i := len(ls) - 1; i >= 0; i-- {
 		l := ls[i]
-		c := &events.Cleanup{PID: l.proc.PID, Log: l.proc.Log}
+		p := l.current()
+		c := &events.Cleanup{PID: p.PID, Log: l.proc.Log}
 		ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		st, err := l.target.Inspect(ictx, l.proc)
+		st, err := l.target.Inspect(ictx, p)
+		var left []targets.ProcessInfo
+		if err == nil {
+			left, err = l.target.Members(ictx, l.proc)
+		}
 		cancel()
+		ended := ""
+		if err == nil && !st.Alive {
+			ended = "had already ended: it " + (&diedError{l: l, state: st}).how()
+		}
 		switch {
 		case err != nil:
 			c.Result = "could not be checked: " + err.Error()
-		case !st.Alive:
-			c.Result = "had already ended: it " + (&diedError{l: l, state: st}).how()
-		case l.keep:
+		case l.keep && (st.Alive || len(left) > 0):
 			c.Kept = true
-			c.Result = fmt.Sprintf("kept running (pid %d, process group %d)", l.proc.PID, l.proc.PGID)
+			c.Result = fmt.Sprintf("kept running (pid %d, process group %d)", p.PID, p.PGID)
+			if p.Daemon {
+				c.Result = fmt.Sprintf("kept running (daemon pid %d, process group %d)", p.PID, p.PGID)
+			}
+			if !st.Alive {
+				c.Result = fmt.Sprintf("%s; kept the %s it left running", ended, processes(len(left)))
+			}
+		case !st.Alive && len(left) == 0:
+			c.Result = ended
 		default:
 			sctx, cancel := context.WithTimeout(ctx, r.o.StopGrace+10*time.Second)
 			err := l.target.Stop(sctx, l.proc, r.o.StopGrace)
 			cancel()
-			if err != nil {
+			switch {
+			case err != nil:
 				c.Result = "could not be stopped: " + err.Error()
-			} else {
+			case !st.Alive:
+				c.Result = fmt.Sprintf("%s; stopped the %s it left running", ended, processes(len(left)))
+			case p.Daemon:
+				c.Result = fmt.Sprintf("stopped (daemon pid %d)", p.PID)
+			default:
 				c.Result = "stopped"
 			}
 		}

@@ -173,9 +173,13 @@ func (s *stepRun) observe(ctx context.Context) {
 	}
 	if s.own != nil {
 		s.ownLog.Poll(ctx)
-		st, err := s.t.Inspect(ctx, s.own.proc)
+		st, err := s.r.state(ctx, s.own)
 		if err == nil {
 			s.self["alive"] = cty.BoolVal(st.Alive)
+			s.following = st.following
+		}
+		for k, v := range daemonOutputs(s.own) {
+			s.self[k] = v
 		}
 	}
 }
@@ -239,7 +243,9 @@ func (s *stepRun) defaults() []events.Condition {
 	case "launch":
 		started := events.Condition{Kind: "default", Source: "a new process started by this step", State: events.CondHeld}
 		alive := events.Condition{Kind: "default", Source: fmt.Sprintf("the process is alive after its grace period (%s)", s.grace), State: events.CondHeld}
-		if a := s.self["alive"]; a == cty.NilVal || !a.True() {
+		if s.following != "" {
+			alive.State, alive.Reason = events.CondNotYet, s.following
+		} else if a := s.self["alive"]; a == cty.NilVal || !a.True() {
 			alive.State, alive.Reason = events.CondFalse, "the process is not running"
 		} else if time.Since(s.start) < s.grace {
 			alive.State, alive.Reason = events.CondNotYet, fmt.Sprintf("alive, within its grace period (%s)", s.grace)

@@ -94,14 +94,6 @@ type run struct {
 	shown   *plans.Scope // the scope with sensitive values replaced, to show commands
 }
 
-// launched is a process a launch step started, watched until the end.
-type launched struct {
-	addr   string
-	target targets.Target
-	proc   targets.Process
-	keep   bool
-}
-
 // Run runs the plan once. It returns when every step has ended and every
 // launched process not kept has been stopped, also when ctx is cancelled
 // (Ctrl-C): then the remaining steps marked always still run, bounded by
@@ -120,7 +112,11 @@ func Run(ctx context.Context, o Options) Result {
 		shown:   o.Scope.Redacted(),
 	}
 	sc := newScrubber(o.Scope)
+	// The watcher emits too (a launch found to have daemonized).
+	var emitMu sync.Mutex
 	r.emit = func(e events.Event) {
+		emitMu.Lock()
+		defer emitMu.Unlock()
 		e = sc.scrub(e)
 		if e.Time.IsZero() {
 			e.Time = time.Now()
@@ -232,7 +228,7 @@ func (r *run) stepRef(addr string) (*steps.Launch, error) {
 	if l == nil {
 		return nil, fmt.Errorf("step.%s launched no process", addr)
 	}
-	return &steps.Launch{Addr: l.addr, Process: l.proc, Log: l.proc.Log}, nil
+	return &steps.Launch{Addr: l.addr, Process: l.current(), Log: l.proc.Log}, nil
 }
 
 func (r *run) startInfo() *events.Start {

@@ -50,6 +50,9 @@ type stepRun struct {
 	followers []*steps.Follower
 	own       *launched // the process this launch started
 	ownLog    *steps.Follower
+	// following says why the launch is neither alive nor dead: its
+	// command exited 0 and the daemon it left is being made sure of.
+	following string
 	// logVal is self.log as of logRead bytes of ownLog: made again only
 	// when the log grew (a value of 8 MiB costs milliseconds per turn).
 	logVal   cty.Value
@@ -174,7 +177,7 @@ func (s *stepRun) evalContext(scope *plans.Scope) *hcl.EvalContext {
 		probeVals[np.name] = v
 	}
 	extra := map[string]cty.Value{
-		"step":  plans.StepOutputs(s.r.outputs),
+		"step":  plans.StepOutputs(s.r.stepOutputs()),
 		"probe": cty.ObjectVal(probeVals),
 		"self":  cty.ObjectVal(s.selfValues()),
 	}
@@ -220,7 +223,7 @@ func (s *stepRun) outputs() map[string]string {
 }
 
 func (s *stepRun) makeProbes(ctx context.Context, readingSelf bool) error {
-	ectx := s.r.o.Scope.EvalContext(map[string]cty.Value{"step": plans.StepOutputs(s.r.outputs), "self": cty.ObjectVal(s.selfValues())})
+	ectx := s.r.o.Scope.EvalContext(map[string]cty.Value{"step": plans.StepOutputs(s.r.stepOutputs()), "self": cty.ObjectVal(s.selfValues())})
 	reads := probeReads(s.st)
 	for _, pb := range s.st.Probes {
 		if readsRoot(pb.Attrs, "self") != readingSelf {
@@ -413,6 +416,10 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 	if g, diags := s.r.o.Scope.Grace(s.st); !diags.HasErrors() {
 		s.grace = g
 	}
+	pidfile, _, err := evalText(s.st.Pidfile, s.evalContext(s.r.o.Scope))
+	if err != nil {
+		return s.errored(fmt.Errorf("pidfile: %w", err)), true
+	}
 	moved, err := s.t.MoveAside(ctx, logPath)
 	if err != nil {
 		return s.errored(fmt.Errorf("moving the old log aside: %w", err)), true
@@ -424,7 +431,7 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 		}
 		return s.errored(fmt.Errorf("starting %q: %w", shown, err)), true
 	}
-	s.own = &launched{addr: s.ev.Addr, target: s.t, proc: proc, keep: s.st.Keep || s.r.o.Keep}
+	s.own = &launched{addr: s.ev.Addr, step: s.ev, target: s.t, proc: proc, keep: s.st.Keep || s.r.o.Keep, pidfile: pidfile}
 	s.r.addLaunch(s.own)
 	s.ownLog = steps.FollowStart(s.t, logPath)
 	s.followers = append(s.followers, s.ownLog)
@@ -433,6 +440,7 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 	s.self["log_path"] = cty.StringVal(logPath)
 	s.self["command"] = cty.StringVal(shown)
 	s.self["alive"] = cty.True
+	s.self["daemonized"] = cty.False
 	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown, PID: proc.PID, PGID: proc.PGID, Log: logPath, MovedLog: moved}})
 	return events.Outcome{}, false
 }

@@ -23,7 +23,11 @@ type diedError struct {
 }
 
 func (e *diedError) Error() string {
-	return fmt.Sprintf("%s (pid %d) %s", e.l.addr, e.l.proc.PID, e.how())
+	p := e.l.current()
+	if p.Daemon {
+		return fmt.Sprintf("%s (daemon pid %d) %s", e.l.addr, p.PID, e.how())
+	}
+	return fmt.Sprintf("%s (pid %d) %s", e.l.addr, p.PID, e.how())
 }
 
 func (e *diedError) how() string {
@@ -65,11 +69,11 @@ func (r *run) watch(ctx context.Context, cancel context.CancelCauseFunc) (stop f
 				if !isLocal(l.target) {
 					every = watchEveryRemote
 				}
-				st, err := l.target.Inspect(wctx, l.proc)
-				if err != nil || st.Alive {
+				st, err := r.state(wctx, l)
+				if err != nil || st.Alive || st.following != "" {
 					continue
 				}
-				cancel(&diedError{l: l, state: st, tail: r.tail(context.WithoutCancel(wctx), l)})
+				cancel(&diedError{l: l, state: st.ProcessState, tail: r.tail(context.WithoutCancel(wctx), l)})
 				return
 			}
 			next.Reset(every)

@@ -1,6 +1,7 @@
 package targets
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -108,11 +109,15 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 // the process to lockstep: no pipe, no controlling terminal, no
 // parent-death signal, so it outlives lockstep when nobody stops it.
 //
-// Process.Command is /proc's command line read just after the start; it is
-// the shell's or, when the shell has already exec'd a simple command, that
-// command's. Start returns once the process exists, whether or not the
-// command will be found: a missing command shows as an exit (127) in
-// Inspect.
+// The shell first waits on a pipe while lockstep sets its mark limit
+// (prlimit), then execs /bin/sh -c c.Line in place: the command runs
+// marked from its first instruction, under the pid Start returns.
+//
+// Process.Command is /proc's command line once the command's shell runs;
+// it is the shell's or, when the shell has already exec'd a simple
+// command, that command's. Start returns once the process exists, whether
+// or not the command will be found: a missing command shows as an exit
+// (127) in Inspect.
 func (l *Local) Start(ctx context.Context, c Command, log string) (Process, error) {
 	if err := ctx.Err(); err != nil {
 		return Process{}, fmt.Errorf("start: %w", err)
@@ -120,9 +125,13 @@ func (l *Local) Start(ctx context.Context, c Command, log string) (Process, erro
 	if log == "" {
 		return Process{}, errors.New("start: no log file given")
 	}
+	mark, err := newMark()
+	if err != nil {
+		return Process{}, fmt.Errorf("start: %w", err)
+	}
 	// Absolute, so the Process names the same file whatever the working
 	// directory of whoever reads it later.
-	log, err := filepath.Abs(log)
+	log, err = filepath.Abs(log)
 	if err != nil {
 		return Process{}, fmt.Errorf("start: log: %w", err)
 	}
@@ -139,26 +148,59 @@ func (l *Local) Start(ctx context.Context, c Command, log string) (Process, erro
 		return Process{}, fmt.Errorf("start: %w", err)
 	}
 	defer in.Close()
+	gateR, gateW, err := os.Pipe()
+	if err != nil {
+		return Process{}, fmt.Errorf("start: %w", err)
+	}
+	defer gateR.Close()
+	defer gateW.Close()
 
+	env := map[string]string{localCommandEnv: c.Line, markEnv(mark): "1"}
+	for k, v := range c.Env {
+		env[k] = v
+	}
 	// Not CommandContext: ctx bounds the start, not the process's life.
-	cmd := exec.Command("/bin/sh", "-c", c.Line)
-	cmd.Env = localEnviron(c.Env)
+	cmd := exec.Command("/bin/sh", "-c", localGate, localGateName)
+	cmd.Env = localEnviron(env)
 	cmd.Dir = c.Dir
 	// Files, not writers: the child gets the descriptors themselves and
 	// no goroutine of ours copies its output.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, out, out
+	cmd.ExtraFiles = []*os.File{gateR} // fd 3
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return Process{}, fmt.Errorf("start: %w", err)
 	}
+	gateR.Close()
 	pid := cmd.Process.Pid
-	// Until Wait below, the child cannot be reaped, so its /proc entry is
-	// there even if it has already exited.
-	st, cmdline, err := readLocalProc(pid)
-	if err != nil {
+	fail := func(err error) (Process, error) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		return Process{}, fmt.Errorf("start: read the new process: %w", err)
+		return Process{}, fmt.Errorf("start: %w", err)
+	}
+	lim, _ := markLimit(mark)
+	var old unix.Rlimit
+	if err := unix.Prlimit(pid, unix.RLIMIT_RTTIME, nil, &old); err != nil {
+		return fail(fmt.Errorf("read the new process's limits: %w", err))
+	}
+	// A hard limit below the mark (set by whoever started lockstep) leaves
+	// the launch marked by its environment, group and session alone.
+	if old.Max >= lim {
+		if err := unix.Prlimit(pid, unix.RLIMIT_RTTIME, &unix.Rlimit{Cur: lim, Max: old.Max}, nil); err != nil {
+			return fail(fmt.Errorf("mark the new process: %w", err))
+		}
+	}
+	if _, err := gateW.Write([]byte("go\n")); err != nil {
+		return fail(fmt.Errorf("release the new process: %w", err))
+	}
+	gateW.Close()
+	// Until Wait below, the child cannot be reaped, so its /proc entry is
+	// there even if it has already exited.
+	st, cmdline, err := readLocalExec(ctx, pid)
+	if err != nil {
+		// Released: it may have started children already; they carry the mark.
+		_ = l.Stop(context.WithoutCancel(ctx), Process{PID: pid, PGID: pid, Mark: mark}, 0)
+		return fail(fmt.Errorf("read the new process: %w", err))
 	}
 	ln := &localLaunch{startTime: st.StartTime, done: make(chan struct{})}
 	l.mu.Lock()
@@ -173,10 +215,48 @@ func (l *Local) Start(ctx context.Context, c Command, log string) (Process, erro
 	return Process{
 		PID:       pid,
 		PGID:      st.PGID,
+		Session:   st.Session,
 		StartTime: st.StartTime,
 		Command:   procCommand(cmdline, st.Comm),
 		Log:       log,
+		Mark:      mark,
 	}, nil
+}
+
+// localGate is the launch's first shell: it waits until lockstep has set
+// its mark, then becomes the command's shell. The command comes in the
+// environment and leaves it before the exec, so that the command line
+// /proc shows, and a process probe matches, is the command's alone.
+const localGate = `IFS= read -r _ <&3 || exit 126
+exec 3<&-
+c=$` + localCommandEnv + `
+unset ` + localCommandEnv + `
+exec /bin/sh -c "$c"`
+
+// localGateName is the gate's $0, by which readLocalExec knows it has
+// not yet exec'd the command's shell.
+const localGateName = "lockstep-gate"
+
+// localCommandEnv carries the command line to the gate.
+const localCommandEnv = "LOCKSTEP_COMMAND"
+
+// localExecWait bounds how long Start waits for the gate to exec the
+// command's shell (microseconds, unless the machine is swamped).
+const localExecWait = 2 * time.Second
+
+// readLocalExec reads the new process once the gate has exec'd the
+// command's shell (or exited), so Process.Command is the command's.
+func readLocalExec(ctx context.Context, pid int) (procStat, []byte, error) {
+	deadline := time.Now().Add(localExecWait)
+	for {
+		st, cmdline, err := readLocalProc(pid)
+		// Mid-exec the command line reads empty for a moment.
+		execd := len(cmdline) > 0 && !bytes.Contains(cmdline, []byte(localGateName))
+		if err != nil || st.Zombie() || execd || time.Now().After(deadline) || ctx.Err() != nil {
+			return st, cmdline, err
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // localReapWait bounds how long Inspect waits for our reaper to collect a
@@ -247,56 +327,106 @@ func (l *Local) launchOf(p Process) *localLaunch {
 	return ln
 }
 
-// localStopPoll is how often Stop looks for what is left of the group.
+// localStopPoll is how often Stop looks for what is left of the launch.
 const localStopPoll = 20 * time.Millisecond
 
-// Stop ends p's process group: SIGTERM, then SIGKILL once grace has
-// passed, and returns when no live process is left in the group (zombies
-// are dead already and do not count) or ctx ends. A descendant that left
-// the group (setsid, setpgid) is not reached. When p led its group and its
-// pid now belongs to another process (Replaced), nothing is signalled: the
-// group p led has no members left, or the kernel would not have reused
-// the id, and the newcomer's group is not ours to stop.
+// Members lists the live processes of the launch p (see Target.Members),
+// reading /proc: each process's stat, limits and, unless its limits
+// already showed the mark, its environment (readable for our own user's
+// processes, or every process when root).
+func (l *Local) Members(ctx context.Context, p Process) ([]ProcessInfo, error) {
+	scan, err := scanLocal(ctx, p.Mark)
+	if err != nil {
+		return nil, fmt.Errorf("members of pid %d: %w", p.PID, err)
+	}
+	ms := members(p, scan, l.self)
+	// Command lines are read for the members only: a look at every
+	// process is the cost of Stop's every turn.
+	for i := range ms {
+		b, err := os.ReadFile(filepath.Join(localProcRoot, strconv.Itoa(ms[i].PID), "cmdline"))
+		if err == nil && len(b) > 0 {
+			ms[i].Command = parseCmdline(b)
+		}
+	}
+	return ms, nil
+}
+
+// scanLocal reads every process's stat and whether it carries mark.
+func scanLocal(ctx context.Context, mark string) ([]procSeen, error) {
+	lim, limited := markLimit(mark)
+	var out []procSeen
+	err := eachLocalProcess(func(pid int) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		st, err := readLocalStat(pid)
+		if err != nil {
+			return nil // gone meanwhile
+		}
+		s := procSeen{stat: st, command: procCommand(nil, st.Comm)}
+		dir := filepath.Join(localProcRoot, strconv.Itoa(pid))
+		if limited {
+			if b, err := os.ReadFile(filepath.Join(dir, "limits")); err == nil {
+				s.marked = limitsMarked(b, lim)
+			}
+		}
+		if !s.marked && mark != "" {
+			if b, err := os.ReadFile(filepath.Join(dir, "environ")); err == nil {
+				s.marked = environMarked(b, mark)
+			}
+		}
+		out = append(out, s)
+		return nil
+	})
+	return out, err
+}
+
+// Stop ends every member of the launch p: SIGTERM and SIGCONT (a stopped
+// process holds TERM pending until continued), then SIGKILL once grace
+// has passed, and returns when no member is left (zombies are dead
+// already and do not count) or ctx ends. A member found after the first
+// signals (a child forked meanwhile) gets them too. Each signal goes
+// through a pidfd opened on a process whose start time is checked first,
+// so a pid reused meanwhile is never hit.
 func (l *Local) Stop(ctx context.Context, p Process, grace time.Duration) error {
 	pgid := p.PGID
 	if pgid <= 1 {
-		// kill(-1) would signal every process we may signal; kill(0) our own group.
+		// A Process from Start always has its group; this one is not ours.
 		return fmt.Errorf("stop pid %d: no process group (pgid %d)", p.PID, pgid)
 	}
 	if own, err := syscall.Getpgid(0); err == nil && own == pgid {
 		return fmt.Errorf("stop pid %d: process group %d is lockstep's own", p.PID, pgid)
 	}
-	if p.PID == pgid && p.StartTime != 0 {
-		// Asked of /proc, not of our reaper's record: ours may have been
-		// reaped and its id given to a newcomer leading a group of its own.
-		st, err := readLocalStat(pgid)
-		if err == nil && st.StartTime != p.StartTime {
-			return nil
+	type proc struct {
+		pid   int
+		start uint64
+	}
+	signalled := map[proc]bool{}
+	term := func() (bool, error) {
+		ms, err := l.Members(ctx, p)
+		for _, m := range ms {
+			if k := (proc{m.PID, m.StartTime}); !signalled[k] {
+				signalled[k] = true
+				signalLocal(m, syscall.SIGTERM)
+				signalLocal(m, syscall.SIGCONT)
+			}
 		}
+		return len(ms) == 0, err
 	}
-	left := func() (bool, error) {
-		n, err := localGroupMembers(pgid)
-		return n == 0, err
-	}
-	if done, err := left(); done || err != nil {
-		return wrapLocalStop(p, err)
-	}
-	if err := signalLocalGroup(pgid, syscall.SIGTERM); err != nil {
-		return wrapLocalStop(p, err)
-	}
-	// A stopped process (SIGSTOP, ^Z) holds TERM pending until continued;
-	// continue it so it may shut down cleanly within the grace.
-	_ = signalLocalGroup(pgid, syscall.SIGCONT)
 	graceCtx, cancel := context.WithTimeout(ctx, grace)
-	err := pollUntil(graceCtx, localStopPoll, left)
+	err := pollUntil(graceCtx, localStopPoll, term)
 	cancel()
 	if err == nil || ctx.Err() != nil {
 		return wrapLocalStop(p, err)
 	}
-	if err := signalLocalGroup(pgid, syscall.SIGKILL); err != nil {
-		return wrapLocalStop(p, err)
+	kill := func() (bool, error) {
+		ms, err := l.Members(ctx, p)
+		for _, m := range ms {
+			signalLocal(m, syscall.SIGKILL)
+		}
+		return len(ms) == 0, err
 	}
-	return wrapLocalStop(p, pollUntil(ctx, localStopPoll, left))
+	return wrapLocalStop(p, pollUntil(ctx, localStopPoll, kill))
 }
 
 func wrapLocalStop(p Process, err error) error {
@@ -306,12 +436,22 @@ func wrapLocalStop(p Process, err error) error {
 	return fmt.Errorf("stop pid %d (group %d): %w", p.PID, p.PGID, err)
 }
 
-func signalLocalGroup(pgid int, sig syscall.Signal) error {
-	err := syscall.Kill(-pgid, sig)
-	if err == nil || errors.Is(err, syscall.ESRCH) {
-		return nil
+// signalLocal sends sig to m if m is still the process the scan saw: a
+// pidfd pins the process, then its start time is compared. Without pidfd
+// (Linux before 5.3) the check and the kill are a few microseconds apart.
+func signalLocal(m ProcessInfo, sig syscall.Signal) {
+	fd, err := unix.PidfdOpen(m.PID, 0)
+	if err != nil {
+		if st, err := readLocalStat(m.PID); err == nil && st.StartTime == m.StartTime {
+			_ = syscall.Kill(m.PID, sig)
+		}
+		return
 	}
-	return fmt.Errorf("send %s: %w", unix.SignalName(sig), err)
+	defer unix.Close(fd)
+	if st, err := readLocalStat(m.PID); err != nil || st.StartTime != m.StartTime {
+		return
+	}
+	_ = unix.PidfdSendSignal(fd, sig, nil, 0)
 }
 
 // pollUntil calls cond every interval until it reports done, fails, or ctx
@@ -496,7 +636,7 @@ func (l *Local) Processes(ctx context.Context, match string) ([]ProcessInfo, err
 		if !re.MatchString(command) {
 			return nil
 		}
-		out = append(out, ProcessInfo{PID: pid, PPID: st.PPID, PGID: st.PGID, State: st.State, Command: command})
+		out = append(out, ProcessInfo{PID: pid, PPID: st.PPID, PGID: st.PGID, Session: st.Session, StartTime: st.StartTime, State: st.State, Command: command})
 		return nil
 	})
 	if err != nil {

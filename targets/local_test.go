@@ -466,10 +466,12 @@ func TestLocalStopRefuses(t *testing.T) {
 			t.Errorf("Stop(%+v): no error", p)
 		}
 	}
-	// A replaced pid: nothing is signalled.
+	// A replaced pid: nothing is signalled. The newcomer does not carry
+	// the launch's mark, and its start time is not the launch's.
 	p := localStart(t, l, "exec sleep 100")
 	q := p
 	q.StartTime++
+	q.Mark = ""
 	if err := l.Stop(ctx, q, time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -646,7 +648,7 @@ func TestLocalProcesses(t *testing.T) {
 		}
 		return len(ps) == 1
 	})
-	want := ProcessInfo{PID: p.PID, PPID: os.Getpid(), PGID: p.PGID, State: ps[0].State, Command: "sleep " + marker}
+	want := ProcessInfo{PID: p.PID, PPID: os.Getpid(), PGID: p.PGID, Session: p.Session, StartTime: p.StartTime, State: ps[0].State, Command: "sleep " + marker}
 	if ps[0] != want || !strings.ContainsAny(ps[0].State, "SR") {
 		t.Errorf("Processes = %+v, want %+v", ps[0], want)
 	}

@@ -522,14 +522,14 @@ const stateDir = `d=/tmp/lockstep-"${LOGNAME:-$(id -u)}"` + "\n"
 // reports "Terminated", is /dev/null, so the command's shell points its
 // output at the log itself (dash prints that report to the command's
 // redirected stderr, were the wrapper to redirect it).
-const launchWrapper = `d=$1 log=$2
+const launchWrapper = `d=$1 log=$2 lim=$3
 st="$d/$$.status"
 rm -f "$st" "$st.tmp"
 trap : TERM INT HUP
 { command exec 4>>"$log"; } 2>/dev/null || { echo "error: cannot open the log $log for writing" >&3; exit 1; }
 c=$LOCKSTEP_COMMAND
 unset LOCKSTEP_COMMAND
-LOCKSTEP_COMMAND=$c /bin/sh -c 'read -r s </proc/$$/stat; echo "$s" >&3; exec 3>&- 1>&4 2>&4 4>&-; c=$LOCKSTEP_COMMAND; unset LOCKSTEP_COMMAND; exec /bin/sh -c "$c"' lockstep-inner
+LOCKSTEP_COMMAND=$c /bin/sh -c '[ -n "$1" ] && prlimit --pid $$ --rttime="$1": >/dev/null 2>&1; read -r s </proc/$$/stat; echo "$s" >&3; exec 3>&- 1>&4 2>&4 4>&-; c=$LOCKSTEP_COMMAND; unset LOCKSTEP_COMMAND; exec /bin/sh -c "$c"' lockstep-inner "$lim"
 echo $? >"$st.tmp" && mv -f "$st.tmp" "$st"
 `
 
@@ -547,7 +547,7 @@ mkdir -p -- "$(dirname -- "$log")" || exit
 f="$d/start.$$"
 rm -f "$f"
 mkfifo "$f" || exit
-( exec 3>"$f"; LOCKSTEP_COMMAND=$inner exec setsid /bin/sh -c "$wrapper" lockstep-launch "$d" "$log" </dev/null >/dev/null 2>&1 ) &
+( exec 3>"$f"; LOCKSTEP_COMMAND=$inner exec setsid /bin/sh -c "$wrapper" lockstep-launch "$d" "$log" "$lim" </dev/null >/dev/null 2>&1 ) &
 IFS= read -r line <"$f"
 rm -f "$f"
 case $line in
@@ -572,16 +572,27 @@ printf 'log %s\n' "$log"
 // not c.Dir, and Process.Log is absolute). The process reported is the
 // command's own; its
 // group leader (PGID) is a small sh wrapper that waits for it and records
-// its exit status for Inspect.
+// its exit status for Inspect. The command's shell sets its mark limit
+// with prlimit (util-linux, as setsid is) before it runs the command;
+// without prlimit the launch is marked by its environment alone.
 func (s *SSH) Start(ctx context.Context, c Command, log string) (Process, error) {
 	if log == "" {
 		return Process{}, s.errorf("start: no log file given")
 	}
+	mark, err := newMark()
+	if err != nil {
+		return Process{}, s.errorf("start: %w", err)
+	}
+	lim, _ := markLimit(mark)
+	env := map[string]string{markEnv(mark): "1"}
+	maps.Copy(env, c.Env)
+	c.Env = env
 	pre, err := s.prelude(c)
 	if err != nil {
 		return Process{}, err
 	}
 	script := stateDir +
+		fmt.Sprintf("lim=%d\n", lim) +
 		"log=" + remotePath(log) + "\n" +
 		"inner=" + shellQuote(pre+c.Line) + "\n" +
 		"wrapper=" + shellQuote(launchWrapper) + "\n" +
@@ -590,6 +601,14 @@ func (s *SSH) Start(ctx context.Context, c Command, log string) (Process, error)
 	// variable's value, and the caller knows which step failed.
 	out, err := s.script(ctx, "start (log "+log+")", script)
 	if err != nil {
+		// The command may have started before the call was cut (ctx
+		// ended, the connection dropped): end whatever carries its mark,
+		// so that no process is left that nobody knows of.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sshOrphanStop)
+		defer cancel()
+		if serr := s.Stop(sctx, Process{Mark: mark}, 0); serr != nil {
+			return Process{}, fmt.Errorf("%w; and stopping what it may have started: %w", err, serr)
+		}
 		return Process{}, err
 	}
 	statLine, rest, _ := bytes.Cut(out, []byte("\n"))
@@ -601,7 +620,7 @@ func (s *SSH) Start(ctx context.Context, c Command, log string) (Process, error)
 	if err != nil {
 		return Process{}, s.errorf("start: %w", err)
 	}
-	p := Process{PID: st.PID, PGID: st.PGID, StartTime: st.StartTime, Log: log}
+	p := Process{PID: st.PID, PGID: st.PGID, Session: st.Session, StartTime: st.StartTime, Log: log, Mark: mark}
 	for _, line := range strings.Split(string(rest), "\n") {
 		if v, ok := strings.CutPrefix(line, "cmd "); ok {
 			p.Command = strings.TrimSpace(v)
@@ -642,7 +661,11 @@ if [ -f "$st" ]; then read -r x <"$st"; printf 'status %s\n' "$x"; fi
 
 // Inspect reads p's state on the host in one round trip.
 func (s *SSH) Inspect(ctx context.Context, p Process) (ProcessState, error) {
-	script := stateDir + fmt.Sprintf("p=%d g=%d\n", p.PID, p.PGID) + inspectScript
+	g := p.PGID
+	if p.Daemon {
+		g = 0 // no wrapper leads a daemon's group, and none records its status
+	}
+	script := stateDir + fmt.Sprintf("p=%d g=%d\n", p.PID, g) + inspectScript
 	out, err := s.script(ctx, fmt.Sprintf("inspect pid %d", p.PID), script)
 	if err != nil {
 		return ProcessState{}, err
@@ -692,77 +715,148 @@ func shellStatus(n int) (int, string) {
 	return n, ""
 }
 
-// stopScript signals the group only while it is still the launch's: the
-// command itself (same start time), or its wrapper, or, both gone (or
-// zombies: a container's pid 1 may never reap them), members left in the
-// group (the kernel does not reuse a pid while it names a live group).
-// The wrapper is known by its start time, no later than the command's (a
-// newcomer given its pid started after it died), and by its command line
-// only when the launch's start time is unknown: an exiting wrapper still
-// shows as running with its command line already empty, and Stop called
-// just as the command ended (Inspect saw the status the wrapper writes
-// last) once took it for a stranger and left the group's children alive.
-//
-// members counts the group's live processes; awk over every stat line is
-// two processes, where a sh loop would read each file byte by byte.
-const stopScript = `members() {
-	n=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v g="$g" '{ sub(/^.*\) /, ""); if ($3 == g && $1 != "Z" && $1 != "X") n++ } END { print n + 0 }')
-}
-ours() {
-	if read -r l 2>/dev/null </proc/$p/stat; then
-		r=${l##*") "}
-		set -- $r
-		[ "${20}" = "$t0" ] && return 0
-	fi
-	w=
-	read -r w 2>/dev/null </proc/$g/stat
-	case $w in
-	"" | *") Z "* | *") X "*) ;;
-	*)
-		set -- ${w##*") "}
-		[ "$t0" -gt 0 ] && [ "${20}" -le "$t0" ] && return 0
-		case $(tr '\0' ' ' </proc/$g/cmdline 2>/dev/null) in *lockstep-launch*) return 0 ;; esac
-		return 1
-		;;
-	esac
-	members
-	[ $n -gt 0 ]
-}
-ours || { echo gone; exit 0; }
-kill -s TERM -- -$g 2>/dev/null
-kill -s CONT -- -$g 2>/dev/null
-i=0
-members
-while [ $n -gt 0 ]; do
-	if [ $i -ge $steps ]; then
-		kill -s KILL -- -$g 2>/dev/null
-		j=0
-		members
-		while [ $n -gt 0 ] && [ $j -lt 100 ]; do j=$((j+1)); sleep 0.05; members; done
-		[ $n -gt 0 ] && { echo "$n processes of group $g still there 5s after SIGKILL" >&2; exit 1; }
-		# The wrapper died with the command, before it could say how.
-		[ -f "$d/$g.status" ] || echo 137 >"$d/$g.status"
-		echo killed
-		exit 0
-	fi
-	i=$((i+1))
-	sleep 0.05
-	members
-done
-echo stopped
+// membersScript lists the processes carrying the launch's mark (the
+// files that matched: its limit, or its variable as a whole entry of the
+// environment), then every process as procScript does. Two greps, a cat
+// and a head, whatever the number of processes.
+const membersScript = `echo "self $$ $PPID"
+grep -ls -- "^Max realtime timeout  *$lim " /proc/[0-9]*/limits 2>/dev/null
+grep -lszxF -- "LOCKSTEP_LAUNCH_$mark=1" /proc/[0-9]*/environ 2>/dev/null
+echo "==lockstep-stats"
+cat /proc/[0-9]*/stat 2>/dev/null
+echo "==lockstep-cmdlines"
+head -v -c 65536 -- /proc/[0-9]*/cmdline 2>/dev/null
+exit 0
 `
 
-// Stop sends SIGTERM to p's process group (and SIGCONT, so that a stopped
-// process gets to handle it), SIGKILL after grace, and returns once the
-// group is empty: all in one remote script.
+// Members lists the live processes of the launch p on the host, in one
+// round trip (see Target.Members).
+func (s *SSH) Members(ctx context.Context, p Process) ([]ProcessInfo, error) {
+	lim, _ := markLimit(p.Mark)
+	mark := p.Mark
+	if mark == "" {
+		mark = "-" // matches no variable name
+	}
+	script := fmt.Sprintf("lim=%d mark=%s\n", lim, shellQuote(mark)) + membersScript
+	out, err := s.script(ctx, fmt.Sprintf("members of pid %d", p.PID), script)
+	if err != nil {
+		return nil, err
+	}
+	head, rest, _ := bytes.Cut(out, []byte("==lockstep-stats\n"))
+	stats, cmdlines, _ := bytes.Cut(rest, []byte("==lockstep-cmdlines\n"))
+	self, worker, lines := scriptSelf(strings.Split(string(head), "\n"))
+	marked := map[int]bool{}
+	for _, l := range lines {
+		// /proc/PID/limits or /proc/PID/environ
+		f := strings.Split(l, "/")
+		if len(f) == 4 && p.Mark != "" {
+			if pid, err := strconv.Atoi(f[2]); err == nil {
+				marked[pid] = true
+			}
+		}
+	}
+	cmds := splitCmdlines(cmdlines)
+	var scan []procSeen
+	for _, l := range strings.Split(string(stats), "\n") {
+		st, err := parseStat([]byte(l))
+		if err != nil {
+			continue
+		}
+		scan = append(scan, procSeen{stat: st, marked: marked[st.PID], command: procCommand(cmds[st.PID], st.Comm)})
+	}
+	return members(p, scan, self, worker), nil
+}
+
+// sshStopPoll is how often Stop looks for what is left of the launch: a
+// round trip each time.
+const sshStopPoll = 50 * time.Millisecond
+
+// sshKillWait bounds how long Stop waits for the kernel to end the
+// members it sent SIGKILL.
+const sshKillWait = 5 * time.Second
+
+// signalScript sends $sig to each process of $procs (PID:STARTTIME) whose
+// start time is still the one the scan saw, so a pid reused since is not
+// hit (the check and the kill are microseconds apart).
+const signalScript = `for e in $procs; do
+	pid=${e%%:*} t=${e#*:}
+	read -r l 2>/dev/null </proc/$pid/stat || continue
+	set -- ${l##*") "}
+	[ "${20}" = "$t" ] || continue
+	for s in $sig; do kill -s $s $pid 2>/dev/null; done
+done
+exit 0
+`
+
+// sshOrphanStop bounds the Stop of a launch whose Start failed midway.
+const sshOrphanStop = 10 * time.Second
+
+// Stop ends every member of the launch p on the host: SIGTERM and
+// SIGCONT (so a stopped process gets to handle TERM), SIGKILL after
+// grace, and returns once none is left. A member found after the first
+// signals gets them too. When SIGKILL ended the wrapper before it could
+// record the command's status, Stop records 137 (killed) for Inspect.
 func (s *SSH) Stop(ctx context.Context, p Process, grace time.Duration) error {
-	if p.PGID <= 1 {
+	if p.PGID <= 1 && p.Mark == "" {
 		return s.errorf("stop pid %d: no process group to signal (pgid %d)", p.PID, p.PGID)
 	}
-	steps := int((grace + 49*time.Millisecond) / (50 * time.Millisecond))
-	script := stateDir + fmt.Sprintf("p=%d g=%d t0=%d steps=%d\n", p.PID, p.PGID, p.StartTime, steps) + stopScript
-	_, err := s.script(ctx, fmt.Sprintf("stop process group %d", p.PGID), script)
-	return err
+	type proc struct {
+		pid   int
+		start uint64
+	}
+	signalled := map[proc]bool{}
+	killAt := time.Now().Add(grace)
+	var killedAt time.Time
+	for {
+		ms, err := s.Members(ctx, p)
+		if err != nil {
+			return err
+		}
+		if len(ms) == 0 {
+			break
+		}
+		var send []ProcessInfo
+		sig := "TERM CONT"
+		switch now := time.Now(); {
+		case !killedAt.IsZero() && now.Sub(killedAt) > sshKillWait:
+			return s.errorf("stop pid %d: %d processes still there %s after SIGKILL", p.PID, len(ms), sshKillWait)
+		case !now.Before(killAt):
+			send, sig = ms, "KILL"
+			if killedAt.IsZero() {
+				killedAt = now
+			}
+		default:
+			for _, m := range ms {
+				if k := (proc{m.PID, m.StartTime}); !signalled[k] {
+					signalled[k] = true
+					send = append(send, m)
+				}
+			}
+		}
+		if len(send) > 0 {
+			var b strings.Builder
+			for _, m := range send {
+				fmt.Fprintf(&b, "%d:%d ", m.PID, m.StartTime)
+			}
+			script := fmt.Sprintf("procs=%s sig=%s\n", shellQuote(b.String()), shellQuote(sig)) + signalScript
+			if _, err := s.script(ctx, fmt.Sprintf("stop process group %d", p.PGID), script); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return s.errorf("stop pid %d: %w", p.PID, ctx.Err())
+		case <-time.After(sshStopPoll):
+		}
+	}
+	if !killedAt.IsZero() && p.PGID > 1 && p.PGID != p.PID && !p.Daemon {
+		// The wrapper died with the command, before it could say how.
+		script := stateDir + fmt.Sprintf("g=%d\n", p.PGID) + `[ -f "$d/$g.status" ] || echo 137 >"$d/$g.status"` + "\n"
+		if _, err := s.script(ctx, fmt.Sprintf("stop process group %d", p.PGID), script); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // MoveAside renames path to path.prev-<UTC time> (.1, .2... when taken).
@@ -908,15 +1002,8 @@ func (s *SSH) Processes(ctx context.Context, match string) ([]ProcessInfo, error
 		return nil, err
 	}
 	stats, cmdlines, _ := bytes.Cut(out, []byte("==lockstep-cmdlines\n"))
-	lines := strings.Split(string(stats), "\n")
 	// The script's shell, its children and the worker running it.
-	self, worker := -1, -1
-	if v, ok := strings.CutPrefix(lines[0], "self "); ok {
-		a, b, _ := strings.Cut(v, " ")
-		self, _ = strconv.Atoi(a)
-		worker, _ = strconv.Atoi(b)
-		lines = lines[1:]
-	}
+	self, worker, lines := scriptSelf(strings.Split(string(stats), "\n"))
 	cmds := splitCmdlines(cmdlines)
 	var list []ProcessInfo
 	for _, l := range lines {
@@ -931,9 +1018,25 @@ func (s *SSH) Processes(ctx context.Context, match string) ([]ProcessInfo, error
 		if strings.Contains(cmd, workerMark) || !re.MatchString(cmd) {
 			continue
 		}
-		list = append(list, ProcessInfo{PID: st.PID, PPID: st.PPID, PGID: st.PGID, State: st.State, Command: cmd})
+		list = append(list, ProcessInfo{PID: st.PID, PPID: st.PPID, PGID: st.PGID, Session: st.Session, StartTime: st.StartTime, State: st.State, Command: cmd})
 	}
 	return list, nil
+}
+
+// scriptSelf reads the "self PID PPID" line a process listing script
+// starts with (its shell and the worker running it: lockstep's own) and
+// returns the lines after it; -1 for pids it did not say.
+func scriptSelf(lines []string) (self, worker int, rest []string) {
+	self, worker = -1, -1
+	if len(lines) > 0 {
+		if v, ok := strings.CutPrefix(lines[0], "self "); ok {
+			a, b, _ := strings.Cut(v, " ")
+			self, _ = strconv.Atoi(a)
+			worker, _ = strconv.Atoi(b)
+			lines = lines[1:]
+		}
+	}
+	return self, worker, lines
 }
 
 // splitCmdlines reads head -v output of /proc/PID/cmdline files.

@@ -210,25 +210,21 @@ func TestSSHStartInspectStop(t *testing.T) {
 	if err != nil || !st.Alive || st.Exited {
 		t.Fatalf("Inspect = %+v, %v; want alive", st, err)
 	}
-	// Start returns once the shell exists; its fork of sleep 301 and its
-	// exec of sleep 302 come after, when the shell gets the CPU.
+	// The command's shell forks sleep 301 after Start has returned.
 	var group []ProcessInfo
-	inGroup := func() (bool, error) {
-		var err error
-		if group, err = s.Processes(ctx, `^sleep 30[12]$`); err != nil {
-			return false, err
+	localEventually(t, "both sleeps in the launch's group", func() bool {
+		group, err = s.Processes(ctx, `^sleep 30[12]$`)
+		if err != nil {
+			t.Fatal(err)
 		}
-		n := 0
+		inGroup := 0
 		for _, pi := range group {
 			if pi.PGID == p.PGID {
-				n++
+				inGroup++
 			}
 		}
-		return n == 2, nil
-	}
-	if err := pollUntil(ctx, 50*time.Millisecond, inGroup); err != nil {
-		t.Fatalf("processes %+v: want both sleeps in group %d: %v", group, p.PGID, err)
-	}
+		return inGroup == 2
+	})
 	// Matching the launch's command line finds the command, not its
 	// wrapper or lockstep's own scripts.
 	matched, err := s.Processes(ctx, "exec sleep 302")
@@ -877,6 +873,13 @@ func BenchmarkSSH(b *testing.B) {
 	b.Run("RoundTrip", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := s.Run(ctx, Command{Line: "true"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Members", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.Members(ctx, p); err != nil {
 				b.Fatal(err)
 			}
 		}

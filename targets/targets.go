@@ -30,6 +30,14 @@ type Target interface {
 	// its own session and process group, stdin from /dev/null, stdout and
 	// stderr appended to log. It returns once the process exists. Moving
 	// an old log aside is the caller's job (MoveAside), done before Start.
+	//
+	// The process is marked before it runs anything, with a value fresh
+	// for this launch (Process.Mark) that every descendant inherits: a
+	// variable in the environment (added to c.Env) and the soft limit of
+	// RLIMIT_RTTIME, which survives an emptied environment (env -i) and a
+	// server overwriting its environment to set its process title (nginx,
+	// redis, postgres do). Members and Stop find the launch's processes by
+	// it.
 	Start(ctx context.Context, c Command, log string) (Process, error)
 
 	// Inspect tells whether p is still the process Start launched: alive,
@@ -39,8 +47,18 @@ type Target interface {
 	// changes when the shell execs the command. A zombie counts as exited.
 	Inspect(ctx context.Context, p Process) (ProcessState, error)
 
-	// Stop sends SIGTERM to p's process group, then SIGKILL after grace,
-	// and returns once no process of the group is left or ctx ends.
+	// Members lists the live processes that belong to the launch p: those
+	// carrying its mark and p itself, those sharing a process group or a
+	// session with one of them, and their descendants, wherever they went
+	// (setsid, a double fork, a group leader dead). A zombie is not
+	// listed; lockstep's own processes never are. Nothing is chosen by its
+	// command line.
+	Members(ctx context.Context, p Process) ([]ProcessInfo, error)
+
+	// Stop ends every member of the launch p (as Members finds them):
+	// SIGTERM (and SIGCONT), then SIGKILL after grace, and returns once
+	// none is left or ctx ends. Each signal goes to a process known by its
+	// pid and start time, so a pid reused meanwhile is not hit.
 	Stop(ctx context.Context, p Process, grace time.Duration) error
 
 	// MoveAside renames an existing file at path to a fresh name beside it
@@ -104,9 +122,17 @@ type Result struct {
 type Process struct {
 	PID       int    `json:"pid"`
 	PGID      int    `json:"pgid"`
+	Session   int    `json:"sid,omitempty"`
 	StartTime uint64 `json:"start_time"`
 	Command   string `json:"command"` // the command line as /proc shows it at start
 	Log       string `json:"log"`
+	// Mark is the launch's own mark (12 hex digits, random), inherited by
+	// everything it starts; "" for a process not started by Start.
+	Mark string `json:"mark,omitempty"`
+	// Daemon is true for a process a launch daemonized into: found among
+	// its members, not started by Start, so no exit status is recorded
+	// for it. Inspect judges it from the process table alone.
+	Daemon bool `json:"daemon,omitempty"`
 }
 
 // ProcessState is what Inspect saw.
@@ -131,11 +157,13 @@ type FileInfo struct {
 
 // ProcessInfo is one entry of a process listing.
 type ProcessInfo struct {
-	PID     int
-	PPID    int
-	PGID    int
-	State   string // as /proc/PID/stat shows it: R, S, Z...
-	Command string
+	PID       int
+	PPID      int
+	PGID      int
+	Session   int
+	StartTime uint64 // as Process.StartTime
+	State     string // as /proc/PID/stat shows it: R, S, Z...
+	Command   string
 }
 
 // Listener is a socket listening on a port and the process that owns it.

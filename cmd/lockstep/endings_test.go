@@ -50,12 +50,13 @@ func endingCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 				ts.Fatalf("%v", err)
 			}
 		},
-		// signal SIG sends SIG (INT, TERM, HUP, QUIT) to the commands
-		// running in the background.
+		// signal SIG sends SIG (INT, TERM, HUP, QUIT, USR1, USR2, ALRM) to
+		// the commands running in the background.
 		"signal": func(ts *testscript.TestScript, neg bool, args []string) {
-			sigs := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "HUP": syscall.SIGHUP, "QUIT": syscall.SIGQUIT}
+			sigs := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "HUP": syscall.SIGHUP, "QUIT": syscall.SIGQUIT,
+				"USR1": syscall.SIGUSR1, "USR2": syscall.SIGUSR2, "ALRM": syscall.SIGALRM}
 			if neg || len(args) != 1 || sigs[args[0]] == 0 {
-				ts.Fatalf("usage: signal INT|TERM|HUP|QUIT")
+				ts.Fatalf("usage: signal INT|TERM|HUP|QUIT|USR1|USR2|ALRM")
 			}
 			cmds := ts.BackgroundCmds()
 			if len(cmds) == 0 {
@@ -114,6 +115,20 @@ func endingCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 			n, err := strconv.Atoi(args[0])
 			ts.Check(err)
 			out, code, err := closeOut(ts, both, then, n, args[1], args[2:]...)
+			ts.Check(err)
+			fmt.Fprintf(ts.Stdout(), "%sexit %d\n", out, code)
+		},
+		// stallout FILE REGEXP N CMD ARGS... runs CMD with its stdout into
+		// a pipe, reads N lines, then stops reading (as `| less` not
+		// scrolled does) until FILE matches REGEXP, then reads the rest.
+		// Its stdout is the lines read, then "exit CODE".
+		"stallout": func(ts *testscript.TestScript, neg bool, args []string) {
+			if neg || len(args) < 4 {
+				ts.Fatalf("usage: stallout FILE REGEXP N command [args...]")
+			}
+			n, err := strconv.Atoi(args[2])
+			ts.Check(err)
+			out, code, err := stallOut(ts, ts.MkAbs(args[0]), args[1], n, args[3], args[4:]...)
 			ts.Check(err)
 			fmt.Fprintf(ts.Stdout(), "%sexit %d\n", out, code)
 		},
@@ -230,6 +245,42 @@ func closeOut(ts *testscript.TestScript, both bool, then string, n int, name str
 			return "", 0, err
 		}
 	}
+	err = c.Wait()
+	fmt.Fprint(ts.Stderr(), stderr.String())
+	return got.String(), exitCode(err), nil
+}
+
+func stallOut(ts *testscript.TestScript, file, pattern string, n int, name string, args ...string) (string, int, error) {
+	c := scriptCommand(ts, name, args...)
+	r, w, err := os.Pipe()
+	if err != nil {
+		return "", 0, err
+	}
+	defer r.Close()
+	var stderr bytes.Buffer
+	c.Stdout, c.Stderr = w, &stderr
+	if err := c.Start(); err != nil {
+		return "", 0, err
+	}
+	w.Close()
+	var got strings.Builder
+	br := bufio.NewReader(r)
+	for range n {
+		line, err := br.ReadString('\n')
+		got.WriteString(line)
+		if err != nil {
+			break
+		}
+	}
+	// Read nothing more until the run has got to FILE matching: a run
+	// that waits on its reader never gets there, and this fails.
+	if err := waitFile(file, pattern); err != nil {
+		c.Process.Kill()
+		c.Wait()
+		return "", 0, err
+	}
+	rest, _ := io.ReadAll(br)
+	got.Write(rest)
 	err = c.Wait()
 	fmt.Fprint(ts.Stderr(), stderr.String())
 	return got.String(), exitCode(err), nil

@@ -16,42 +16,114 @@ import (
 // filled. The run goes on to its verdict (its record keeps everything),
 // later writes are dropped, and the first failure is told, once, to the
 // function set with onLost, which puts it in the record.
+//
+// Nor does a reader that stops reading (`| less`, not scrolled) hold the
+// run up: writes go to a queue that a goroutine of the output drains, so
+// a step never waits on its view and never times out for it. Past
+// queueLimit bytes waiting, new writes are dropped and counted; close, at
+// the end of the command, waits for the reader to take the rest.
 type output struct {
 	name string // "stdout"
 	w    io.Writer
 
-	mu      sync.Mutex
-	err     error
-	at      time.Time
-	dropped int64
-	lost    func(msg string)
+	mu       sync.Mutex
+	cond     *sync.Cond // signalled when queue gains bytes or drains
+	queue    []byte
+	writing  bool // the drainer holds bytes taken from queue
+	closed   bool
+	err      error
+	at       time.Time
+	dropped  int64
+	overflow int64 // bytes dropped because the reader did not keep up
+	lost     func(msg string)
 }
 
-func newOutput(name string, w io.Writer) *output { return &output{name: name, w: w} }
+// queueLimit is how much output may wait for a slow reader.
+const queueLimit = 4 << 20
+
+func newOutput(name string, w io.Writer) *output {
+	o := &output{name: name, w: w}
+	o.cond = sync.NewCond(&o.mu)
+	go o.drain()
+	return o
+}
 
 func (o *output) Write(p []byte) (int, error) {
 	o.mu.Lock()
-	if o.err != nil {
+	defer o.mu.Unlock()
+	switch {
+	case o.closed:
+		// After close (a message at the very end): straight through.
+		if o.err == nil {
+			if _, err := o.w.Write(p); err != nil {
+				o.err = err
+			}
+		}
+	case o.err != nil:
 		o.dropped += int64(len(p))
-		o.mu.Unlock()
-		return len(p), nil
+	case len(o.queue)+len(p) > queueLimit:
+		o.overflow += int64(len(p))
+	default:
+		o.queue = append(o.queue, p...)
+		o.cond.Broadcast()
 	}
-	n, err := o.w.Write(p)
-	if err == nil {
-		o.mu.Unlock()
-		return n, nil
-	}
-	o.err, o.at = err, time.Now()
-	o.dropped += int64(len(p) - n)
-	lost := o.lost
-	msg := o.messageLocked()
-	o.mu.Unlock()
-	if lost != nil {
-		lost(msg)
-	}
-	// The caller (a view, a message) has nothing better to do with the
+	// The caller (a view, a message) has nothing better to do with an
 	// error: the run must not stop for it.
 	return len(p), nil
+}
+
+// drain writes what is queued, for as long as the process lives: an
+// output lasts the whole command.
+func (o *output) drain() {
+	var chunk []byte
+	for {
+		o.mu.Lock()
+		for len(o.queue) == 0 && !o.closed {
+			o.cond.Wait()
+		}
+		if o.closed {
+			o.mu.Unlock()
+			return
+		}
+		chunk, o.queue = o.queue, chunk[:0]
+		o.writing = true
+		o.mu.Unlock()
+
+		n, err := o.w.Write(chunk)
+
+		o.mu.Lock()
+		o.writing = false
+		var lost func(string)
+		var msg string
+		if err != nil && o.err == nil {
+			o.err, o.at = err, time.Now()
+			o.dropped += int64(len(chunk) - n)
+			lost, msg = o.lost, o.messageLocked()
+		}
+		if o.err != nil {
+			o.dropped += int64(len(o.queue))
+			o.queue = o.queue[:0]
+		}
+		o.cond.Broadcast()
+		o.mu.Unlock()
+		if lost != nil {
+			lost(msg)
+		}
+	}
+}
+
+// close waits until everything queued has been written (or dropped,
+// when writing failed), ends the drainer, and returns how many bytes a
+// slow reader missed.
+func (o *output) close() (overflow int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for len(o.queue) > 0 || o.writing {
+		o.cond.Wait()
+	}
+	o.closed = true
+	o.cond.Broadcast()
+	return o.overflow
 }
 
 // onLost sets what is told of the first failed write, at once if one has

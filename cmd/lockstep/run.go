@@ -143,6 +143,13 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	root := records.Root(f.records, f.plan)
 	// From here a failed write to stdout or stderr never ends the run.
 	out, errs := newOutput("stdout", stdout), newOutput("stderr", stderr)
+	defer func() {
+		for _, o := range []*output{out, errs} {
+			if n := o.close(); n > 0 {
+				errorf(errs, "%d bytes of %s were dropped: its reader did not keep up (the record has everything)", n, o.name)
+			}
+		}
+	}()
 	ctx, force, signalled, stop := interrupts(errs)
 	defer stop()
 
@@ -203,7 +210,10 @@ func runAttempt(ctx, force context.Context, signalled func() *ending, f runFlags
 	stdout.onLost(lost)
 	stderr.onLost(lost)
 	view, closeView := newView(f, stdout)
-	obs := events.Observers{w, view}
+	// The verdict is shown once the record is closed, so that a run whose
+	// record is not whole never prints "confirmed" as if it were kept.
+	final := &heldVerdict{next: view}
+	obs := events.Observers{w, final}
 	start := events.Start{Host: hostname(), User: username(), Note: note, Args: redactArgs(p, args), Lockstep: buildVersion()}
 	res := runner.Run(ctx, runner.Options{
 		Plan:     p,
@@ -216,19 +226,55 @@ func runAttempt(ctx, force context.Context, signalled func() *ending, f runFlags
 		LogDir:   filepath.Join(w.Dir(), "logs"),
 		Force:    force,
 	})
-	closeView()
-	stdout.onLost(nil)
-	stderr.onLost(nil)
 	code := res.ExitCode()
 	if e := signalled(); e != nil && res.Status == events.Interrupted {
 		code = e.code
 	}
-	if err := w.Close(); err != nil {
-		errorf(stderr, "%v", err)
+	werr := w.Close()
+	if werr != nil {
+		final.notKept(fmt.Sprintf("the record of attempt %d is incomplete (exit status %d)", w.Number(), exitLost))
+	}
+	final.show()
+	closeView()
+	stdout.onLost(nil)
+	stderr.onLost(nil)
+	if werr != nil {
+		errorf(stderr, "%v", werr)
 		hintf(stderr, "exit status %d: a run whose record is not whole has no verdict to keep; free the space or restore the permissions of %s, then run again", exitLost, w.Dir())
 		code = max(code, exitLost)
 	}
 	return w.Number(), code
+}
+
+// heldVerdict passes every event on to the view but the attempt's
+// verdict, which it holds until show: the verdict shown must say whether
+// the record that keeps it is whole.
+type heldVerdict struct {
+	next  events.Observer
+	final *events.Event
+}
+
+func (h *heldVerdict) Emit(e events.Event) {
+	if e.Type == events.AttemptFinished && e.Outcome != nil {
+		h.final = &e
+		return
+	}
+	h.next.Emit(e)
+}
+
+func (h *heldVerdict) notKept(why string) {
+	if h.final != nil {
+		o := *h.final.Outcome
+		o.NotKept = why
+		h.final.Outcome = &o
+	}
+}
+
+func (h *heldVerdict) show() {
+	if h.final != nil {
+		h.next.Emit(*h.final)
+		h.final = nil
+	}
 }
 
 // writeJUnit writes the JUnit report of the given attempts, read back
@@ -266,6 +312,14 @@ func endings() map[os.Signal]ending {
 		syscall.SIGTERM: {"SIGTERM", "asked to terminate", 128 + int(syscall.SIGTERM)},
 		syscall.SIGHUP:  {"SIGHUP", "the terminal closed or the ssh session dropped", 128 + int(syscall.SIGHUP)},
 		syscall.SIGQUIT: {"SIGQUIT", `Ctrl-\`, 128 + int(syscall.SIGQUIT)},
+		// The rest whose default is to end the process: left to Go, they
+		// would end lockstep with its launches still running.
+		syscall.SIGUSR1:   {"SIGUSR1", "a user signal", 128 + int(syscall.SIGUSR1)},
+		syscall.SIGUSR2:   {"SIGUSR2", "a user signal", 128 + int(syscall.SIGUSR2)},
+		syscall.SIGALRM:   {"SIGALRM", "a timer ran out", 128 + int(syscall.SIGALRM)},
+		syscall.SIGVTALRM: {"SIGVTALRM", "a timer ran out", 128 + int(syscall.SIGVTALRM)},
+		syscall.SIGXCPU:   {"SIGXCPU", "the CPU time limit was reached", 128 + int(syscall.SIGXCPU)},
+		syscall.SIGXFSZ:   {"SIGXFSZ", "the file size limit was reached", 128 + int(syscall.SIGXFSZ)},
 	}
 }
 

@@ -131,6 +131,8 @@ func eventLines(e events.Event, s style) []string {
 	case events.StepAction:
 		a := e.Action
 		switch {
+		case a.Daemonized:
+			return []string{fmt.Sprintf("%s: daemonized into pid %d: %s", p, a.PID, firstLineOf(a.Command))}
 		case a.PID != 0:
 			l := fmt.Sprintf("%s: launched pid %d: %s", p, a.PID, firstLineOf(a.Command))
 			if a.Log != "" {
@@ -159,6 +161,9 @@ func eventLines(e events.Event, s style) []string {
 		return []string{s.dim(e.Message)}
 	case events.AttemptFinished:
 		o := e.Outcome
+		if o.NotKept != "" {
+			return []string{s.red(fmt.Sprintf("not kept: %s %s, but %s", e.Plan, o.Status, o.NotKept))}
+		}
 		switch o.Status {
 		case events.Confirmed:
 			return []string{s.green(fmt.Sprintf("confirmed: every step of %s held (attempt %d, %s)", e.Plan, e.Attempt, dur(o.Duration)))}

@@ -99,6 +99,9 @@ type Action struct {
 	Log      string `json:"log,omitempty"`
 	MovedLog string `json:"moved_log,omitempty"` // where an old log was moved aside
 	ExitCode *int   `json:"exit_code,omitempty"`
+	// Daemonized is set when the launch's command exited 0 into a daemon:
+	// PID, PGID and Command are then the daemon's, which the launch follows.
+	Daemonized bool `json:"daemonized,omitempty"`
 }
 
 // Observation is one turn of a confirm loop: what the probes read and what
@@ -159,6 +162,10 @@ type Outcome struct {
 	// (keep_requests = true).
 	Requests []Request         `json:"requests,omitempty"`
 	Notes    map[string]string `json:"notes,omitempty"`
+	// NotKept, on attempt_finished as the views show it: the record could
+	// not be written in full, so the verdict is not kept (the run exits 3
+	// whatever Status says); it says what was lost.
+	NotKept string `json:"not_kept,omitempty"`
 }
 
 // Request is one request of a load, times in milliseconds from the start

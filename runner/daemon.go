@@ -1,0 +1,222 @@
+package runner
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"lockstep/runner/events"
+	"lockstep/targets"
+)
+
+// launched is a process a launch step started, watched until the end.
+//
+// A command that exits 0 at once while a process it started keeps running
+// (redis-server --daemonize yes, nginx, pg_ctl start) has daemonized: the
+// launch then follows that daemon, watched as its own process was, until
+// the end. Its mark still finds everything the launch started.
+type launched struct {
+	addr    string
+	step    events.Step // the launch step, to tell of its daemon
+	target  targets.Target
+	proc    targets.Process // what Start started; Stop and Members go by it
+	keep    bool
+	pidfile string // where the daemon writes its pid; "" when the plan names none
+
+	mu sync.Mutex // guards what follows: the watcher and the step both look
+	// daemon is the process the launch daemonized into, once found.
+	daemon *targets.Process
+	// roots are the topmost processes the launch left when last looked at,
+	// while the daemon is being settled; told is set once the daemon has
+	// been announced.
+	roots   []int
+	rootsAt time.Time
+	told    bool
+}
+
+// settleFor is how long the topmost processes a launch left must stay the
+// same before the oldest is taken for its daemon: a double fork's middle
+// process lives for microseconds.
+const settleFor = 100 * time.Millisecond
+
+// current is the process a launch's life is judged by: its daemon once it
+// daemonized, else the process Start started.
+func (l *launched) current() targets.Process {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.daemon != nil {
+		return *l.daemon
+	}
+	return l.proc
+}
+
+// launchState is how a launch stands: its process's state (or its
+// daemon's), and, while the command has exited 0 and the daemon it left
+// is still being made sure of, why the launch is neither alive nor dead.
+type launchState struct {
+	targets.ProcessState
+	following string
+}
+
+// state inspects a launch. When its command has exited 0 and left
+// processes of its own running, the launch is followed to its daemon:
+// the process the pidfile names when the plan gives one (and only once it
+// is one of the launch's own), else the topmost process left, once the
+// looks have agreed on it for settleFor (a double fork's middle process
+// exits at once). A command that exits, 0 or not, leaving nothing, has ended.
+func (r *run) state(ctx context.Context, l *launched) (launchState, error) {
+	p := l.current()
+	st, err := l.target.Inspect(ctx, p)
+	if err != nil || st.Alive || p.Daemon || st.Replaced || st.ExitCode != 0 {
+		return launchState{ProcessState: st}, err
+	}
+	ms, err := l.target.Members(ctx, l.proc)
+	if err != nil {
+		return launchState{}, err
+	}
+	// The command itself and the SSH wrapper leading its group are on
+	// their way out; neither is a daemon.
+	ms = slices.DeleteFunc(ms, func(m targets.ProcessInfo) bool { return m.PID == l.proc.PID || m.PID == l.proc.PGID })
+	if len(ms) == 0 {
+		return launchState{ProcessState: st}, nil
+	}
+	var d *targets.ProcessInfo
+	following := ""
+	if l.pidfile != "" {
+		d, following = r.fromPidfile(ctx, l, ms)
+	} else {
+		d, following = l.settle(ms)
+	}
+	if d == nil {
+		return launchState{ProcessState: st, following: following}, nil
+	}
+	dp := targets.Process{PID: d.PID, PGID: d.PGID, Session: d.Session, StartTime: d.StartTime, Command: d.Command, Log: l.proc.Log, Mark: l.proc.Mark, Daemon: true}
+	l.mu.Lock()
+	if l.daemon == nil {
+		l.daemon = &dp
+	}
+	dp = *l.daemon
+	tell := !l.told
+	l.told = true
+	l.mu.Unlock()
+	if tell {
+		ev := l.step
+		r.emit(events.Event{Type: events.StepAction, Step: &ev, Action: &events.Action{Command: dp.Command, PID: dp.PID, PGID: dp.PGID, Daemonized: true}})
+	}
+	st, err = l.target.Inspect(ctx, dp)
+	return launchState{ProcessState: st}, err
+}
+
+// settle picks the daemon from the launch's processes ms: the topmost of
+// them (its parent is not one), the oldest when several are, once the
+// same topmost ones have been seen for settleFor.
+func (l *launched) settle(ms []targets.ProcessInfo) (*targets.ProcessInfo, string) {
+	in := map[int]bool{}
+	for _, m := range ms {
+		in[m.PID] = true
+	}
+	var roots []targets.ProcessInfo
+	var pids []int
+	for _, m := range ms {
+		if !in[m.PPID] {
+			roots = append(roots, m)
+			pids = append(pids, m.PID)
+		}
+	}
+	l.mu.Lock()
+	if !slices.Equal(pids, l.roots) {
+		l.roots, l.rootsAt = pids, time.Now()
+	}
+	settled := time.Since(l.rootsAt) >= settleFor
+	l.mu.Unlock()
+	if !settled || len(roots) == 0 {
+		return nil, fmt.Sprintf("the command exited with status 0 and left %s running: looking for its daemon", processes(len(ms)))
+	}
+	d := slices.MinFunc(roots, func(a, b targets.ProcessInfo) int {
+		return cmp.Or(cmp.Compare(a.StartTime, b.StartTime), cmp.Compare(a.PID, b.PID))
+	})
+	return &d, ""
+}
+
+// pidfileMax is more than any pid file holds: a pid and a newline.
+const pidfileMax = 64
+
+// fromPidfile reads the launch's pidfile and returns the process it
+// names if that is one of the launch's ms. A missing file, one not yet
+// written, or one naming another process (a stale file from an earlier
+// run) is waited for.
+func (r *run) fromPidfile(ctx context.Context, l *launched, ms []targets.ProcessInfo) (*targets.ProcessInfo, string) {
+	b, fi, err := l.target.ReadAt(ctx, l.pidfile, 0, pidfileMax)
+	switch {
+	case err != nil:
+		return nil, fmt.Sprintf("the command exited with status 0; reading its pidfile %s: %v", l.pidfile, err)
+	case !fi.Exists:
+		return nil, fmt.Sprintf("the command exited with status 0; waiting for its pidfile %s", l.pidfile)
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	pid, err := strconv.Atoi(string(bytes.TrimSpace(line)))
+	if err != nil {
+		return nil, fmt.Sprintf("the command exited with status 0; waiting for its pidfile %s to hold a pid", l.pidfile)
+	}
+	for i := range ms {
+		if ms[i].PID == pid {
+			return &ms[i], ""
+		}
+	}
+	return nil, fmt.Sprintf("the command exited with status 0; its pidfile %s names pid %d, not a process of this launch", l.pidfile, pid)
+}
+
+// daemonOutputs are the self outputs of a launch that daemonized: pid
+// and pgid are the daemon's (so a port probe's pgid proves the listener
+// is this launch's daemon or one of its workers), or nil before.
+func daemonOutputs(l *launched) map[string]cty.Value {
+	p := l.current()
+	if !p.Daemon {
+		return nil
+	}
+	return map[string]cty.Value{
+		"pid":        cty.NumberIntVal(int64(p.PID)),
+		"pgid":       cty.NumberIntVal(int64(p.PGID)),
+		"daemonized": cty.True,
+	}
+}
+
+// stepOutputs are the earlier steps' outputs as expressions see them, with
+// the daemon of a launch that daemonized after its step ended (pg_ctl
+// start returning once the server is up, after the grace).
+func (r *run) stepOutputs() map[string]cty.Value {
+	var out map[string]cty.Value
+	for _, l := range r.launches() {
+		d := daemonOutputs(l)
+		v, ok := r.outputs[l.addr]
+		if d == nil || !ok || !v.Type().IsObjectType() {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(r.outputs)
+		}
+		m := v.AsValueMap()
+		maps.Copy(m, d)
+		out[l.addr] = cty.ObjectVal(m)
+	}
+	if out == nil {
+		return r.outputs
+	}
+	return out
+}
+
+// processes says how many processes: "1 process", "3 processes".
+func processes(n int) string {
+	if n == 1 {
+		return "1 process"
+	}
+	return fmt.Sprintf("%d processes", n)
+}
