@@ -91,9 +91,12 @@ func (h HTTP) withDefaults() (HTTP, error) {
 // its metrics: requests_per_s (successful responses per measured second),
 // latency_{p50,p90,p99,p999,max,mean}_ms (successful requests), requests
 // (measured requests that ended), errors (those that failed: connect,
-// timeout, status >= 400, I/O) and errors_connect, errors_timeout,
-// errors_status_4xx, errors_status_5xx, errors_io, bytes_received (bytes
-// read by measured requests, headers included), dropped and late (open model), duration_s.
+// timeout, status >= 400, I/O, protocol) and errors_connect,
+// errors_timeout, errors_status_4xx, errors_status_5xx, errors_io,
+// errors_protocol, bytes_received (bytes read by measured requests,
+// headers included), connections (opened by measured requests),
+// reconnects (measured requests moved, unsent, off a kept-alive connection
+// the server had closed), dropped and late (open model), duration_s.
 //
 // progress, if not nil, is called about once a second and at the end. When
 // ctx ends first, Run returns what it measured so far and ctx's error.
@@ -141,7 +144,7 @@ type httpRun struct {
 
 	issued  atomic.Int64 // measured requests started (Requests limit)
 	ended   atomic.Int64 // measured requests ended, failed or not
-	errs    [errIO + 1]atomic.Int64
+	errs    [errProtocol + 1]atomic.Int64
 	late    atomic.Int64
 	dropped atomic.Int64
 	tallies []tally // one per worker
@@ -154,9 +157,11 @@ type httpRun struct {
 // reads, once every worker has stopped: no cache line shared between
 // workers on each request.
 type tally struct {
-	bytes   int64 // read by measured requests
-	lastEnd int64 // UnixNano of the worker's last measured request's end
-	_       [48]byte
+	bytes      int64 // read by measured requests
+	conns      int64 // connections they opened
+	reconnects int64 // of those, for a request whose kept-alive connection had closed
+	lastEnd    int64 // UnixNano of the worker's last measured request's end
+	_          [32]byte
 }
 
 // admit reports whether a request due at t is measured, and reserves
@@ -185,14 +190,14 @@ func (r *httpRun) runClosed() {
 				if !ok {
 					return
 				}
-				b0 := c.bytesRead()
+				c0 := c.counts()
 				status, err := c.do()
 				end := time.Now()
 				if r.ctx.Err() != nil {
 					return // cut short by the caller: neither a result nor an error
 				}
 				if measured {
-					r.record(i, from, end, status, err, c.bytesRead()-b0)
+					r.record(i, from, end, status, err, c.counts().minus(c0))
 				}
 				var ce *connectError
 				if errors.As(err, &ce) {
@@ -222,12 +227,12 @@ func (r *httpRun) runOpen() {
 				if measured && time.Since(t) > lateAfter {
 					r.late.Add(1)
 				}
-				b0 := c.bytesRead()
+				c0 := c.counts()
 				status, err := c.do()
 				end := time.Now()
 				outstanding.Add(-1)
 				if measured && r.ctx.Err() == nil {
-					r.record(i, t, end, status, err, c.bytesRead()-b0)
+					r.record(i, t, end, status, err, c.counts().minus(c0))
 				}
 			}
 		})
@@ -268,9 +273,11 @@ func (r *httpRun) runOpen() {
 	wg.Wait()
 }
 
-func (r *httpRun) record(worker int, from, end time.Time, status int, err error, bytes int64) {
+func (r *httpRun) record(worker int, from, end time.Time, status int, err error, used counts) {
 	w := &r.tallies[worker]
-	w.bytes += bytes
+	w.bytes += used.bytes
+	w.conns += used.conns
+	w.reconnects += used.reconnects
 	w.lastEnd = max(w.lastEnd, end.UnixNano())
 	kind := classify(status, err)
 	if kind == errNone {
@@ -318,9 +325,11 @@ func (r *httpRun) progress() Progress {
 
 func (r *httpRun) result() Result {
 	ended, errs := r.ended.Load(), r.errorCount()
-	var bytes, last int64
+	var bytes, conns, reconnects, last int64
 	for _, w := range r.tallies {
 		bytes += w.bytes
+		conns += w.conns
+		reconnects += w.reconnects
 		last = max(last, w.lastEnd)
 	}
 	var el time.Duration
@@ -335,7 +344,10 @@ func (r *httpRun) result() Result {
 		"errors_status_4xx": float64(r.errs[errStatus4xx].Load()),
 		"errors_status_5xx": float64(r.errs[errStatus5xx].Load()),
 		"errors_io":         float64(r.errs[errIO].Load()),
+		"errors_protocol":   float64(r.errs[errProtocol].Load()),
 		"bytes_received":    float64(bytes),
+		"connections":       float64(conns),
+		"reconnects":        float64(reconnects),
 		"dropped":           float64(r.dropped.Load()),
 		"late":              float64(r.late.Load()),
 		"duration_s":        el.Seconds(),

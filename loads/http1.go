@@ -10,9 +10,7 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -97,7 +95,8 @@ const (
 	errTimeout
 	errStatus4xx
 	errStatus5xx
-	errIO // reset, closed early, malformed response
+	errIO       // reset, or closed before the response ended
+	errProtocol // a response HTTP/1.1 does not allow
 )
 
 // connectError marks a failure to establish a connection (dial or TLS).
@@ -106,6 +105,17 @@ type connectError struct{ err error }
 func (e *connectError) Error() string { return "connect: " + e.err.Error() }
 func (e *connectError) Unwrap() error { return e.err }
 
+// errProtocol marks a response that breaks HTTP/1.1 (RFC 9112): the
+// status, if any, is not counted, and the connection is not reused.
+var errProtocolViolation = errors.New("HTTP protocol violation")
+
+func protocolError(what string, b []byte) error {
+	if len(b) > 80 {
+		b = b[:80]
+	}
+	return fmt.Errorf("%w: %s %q", errProtocolViolation, what, b)
+}
+
 func classify(status int, err error) errorKind {
 	if err != nil {
 		var ne net.Error
@@ -113,6 +123,8 @@ func classify(status int, err error) errorKind {
 		switch {
 		case errors.As(err, &ce):
 			return errConnect
+		case errors.Is(err, errProtocolViolation):
+			return errProtocol
 		case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 			return errTimeout
 		default:
@@ -128,6 +140,11 @@ func classify(status int, err error) errorKind {
 	return errNone
 }
 
+// maxHead bounds a response's header block (status line and header
+// lines), its trailers, and a chunk-size line: a server that sends more is
+// answered with a protocol error rather than with unbounded memory.
+const maxHead = 1 << 20
+
 // countingReader counts the bytes read from a connection (bytes_received
 // counts what came over the wire, headers included, as wrk does).
 type countingReader struct {
@@ -141,6 +158,18 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// counts are a client's running totals; a load records the difference
+// over each measured request.
+type counts struct {
+	bytes      int64 // read, headers included
+	conns      int64 // connections opened
+	reconnects int64 // requests moved to a new connection before any byte was written
+}
+
+func (a counts) minus(b counts) counts {
+	return counts{a.bytes - b.bytes, a.conns - b.conns, a.reconnects - b.reconnects}
+}
+
 // client1 is one HTTP/1.1 connection, reopened as needed; used by one
 // goroutine at a time.
 type client1 struct {
@@ -150,7 +179,17 @@ type client1 struct {
 	nc      net.Conn
 	cr      countingReader
 	br      *bufio.Reader
-	served  int // responses read on nc
+	served  int       // responses read on nc
+	sent    time.Time // when the last request was sent on nc
+	conns   int64
+	retried int64
+	// left is what the header block being read may still take (maxHead).
+	left int
+	// long holds a line longer than br's buffer (rare: grown once, reused).
+	long []byte
+	// alive tells whether the server has closed nc while it was idle
+	// (nil where that cannot be seen without reading: see alive_linux.go).
+	alive func() bool
 	// stopAbort undoes the hook that aborts nc when the run is cancelled.
 	stopAbort func() bool
 	runCtx    context.Context
@@ -167,6 +206,7 @@ func (c *client1) close() {
 		c.stopAbort()
 		c.nc.Close()
 		c.nc = nil
+		c.alive = nil
 	}
 }
 
@@ -177,6 +217,10 @@ func (c *client1) connect() error {
 	if err != nil {
 		return &connectError{err}
 	}
+	if nc.SetDeadline(time.Time{}) != nil {
+		nc = newTimerConn(nc)
+	}
+	raw := nc
 	if c.w.tls != nil {
 		tc := tls.Client(nc, c.w.tls)
 		if err := tc.HandshakeContext(ctx); err != nil {
@@ -186,113 +230,171 @@ func (c *client1) connect() error {
 		nc = tc
 	}
 	c.nc = nc
+	c.conns++
 	c.served = 0
 	c.cr = countingReader{r: nc, n: c.cr.n}
 	c.br.Reset(&c.cr)
+	c.alive = c.watchIdle(raw)
 	// Cancelling the run must not wait for a request that may never end.
 	c.stopAbort = context.AfterFunc(c.runCtx, func() { nc.SetDeadline(time.Unix(1, 0)) })
 	return nil
 }
 
-// bytesRead is the running total of bytes read over all connections.
-func (c *client1) bytesRead() int64 { return c.cr.n }
+func (c *client1) counts() counts {
+	return counts{bytes: c.cr.n, conns: c.conns, reconnects: c.retried}
+}
+
+// idleCheckAfter is how long a kept-alive connection must have been idle
+// before a request to be checked for a close by the server (watchIdle).
+const idleCheckAfter = time.Millisecond
+
+// errNothingWritten: the connection failed before any byte of the request
+// went out, so the server cannot have seen it.
+var errNothingWritten = errors.New("connection closed before the request was written")
 
 // do sends the request and reads the whole response; it returns the
-// status. A keep-alive connection the server closed while idle is redialed
-// once, silently, as browsers and net/http do.
+// status. A request is sent once: one whose connection closes after any
+// byte of it was written is an error, never sent again (the server may
+// have acted on it). Only a request none of whose bytes went out, on a
+// kept-alive connection the server closed while idle, moves to a new
+// connection, and that is counted as a reconnect.
 func (c *client1) do() (int, error) {
+	now := time.Now()
+	// A server closes a connection it finds idle after a second or more;
+	// back-to-back requests skip the check, which costs a system call.
+	if c.nc != nil && c.alive != nil && now.Sub(c.sent) > idleCheckAfter && !c.alive() {
+		c.close()
+		c.retried++
+	}
 	for attempt := 0; ; attempt++ {
-		reused := c.nc != nil && c.served > 0
 		if c.nc == nil {
 			if err := c.connect(); err != nil {
 				return 0, err
 			}
 		}
-		status, got, err := c.roundTrip()
+		reused := c.served > 0
+		c.sent = now
+		status, err := c.roundTrip(now)
 		if err == nil {
 			return status, nil
 		}
 		c.close()
-		if reused && !got && attempt == 0 && isStaleConn(err) {
+		if reused && attempt == 0 && errors.Is(err, errNothingWritten) {
+			c.retried++
 			continue
 		}
 		return status, err
 	}
 }
 
-func isStaleConn(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+// roundTrip writes the request and reads one final response.
+func (c *client1) roundTrip(now time.Time) (int, error) {
+	if c.timeout > 0 {
+		c.nc.SetDeadline(now.Add(c.timeout))
+	}
+	if n, err := c.nc.Write(c.w.packet); err != nil {
+		if n == 0 {
+			return 0, fmt.Errorf("write request: %w: %w", errNothingWritten, err)
+		}
+		// A server may answer before it has read the whole request and
+		// stop reading (a 413 to a large body): its answer counts, and
+		// the connection, with half a request on it, is not reused.
+		if status, _, rerr := c.readFinal(); rerr == nil {
+			c.close()
+			return status, nil
+		}
+		return 0, fmt.Errorf("write request: %w", err)
+	}
+	status, keep, err := c.readFinal()
+	if err != nil {
+		return status, err
+	}
+	c.served++
+	if !keep {
+		c.close()
+	}
+	return status, nil
 }
 
-var errMalformed = errors.New("malformed HTTP response")
-
-// roundTrip writes the request and reads one response. got says whether any
-// byte of the response arrived (a request that got nothing back on a reused
-// connection may be retried).
-func (c *client1) roundTrip() (status int, got bool, err error) {
-	if c.timeout > 0 {
-		c.nc.SetDeadline(time.Now().Add(c.timeout))
-	}
-	if _, err := c.nc.Write(c.w.packet); err != nil {
-		return 0, false, fmt.Errorf("write request: %w", err)
-	}
-	before := c.cr.n
+// readFinal reads responses up to the final one: 1xx interim responses
+// (100 Continue, 103 Early Hints) come before it and are not counted.
+func (c *client1) readFinal() (status int, keep bool, err error) {
 	for {
 		status, keep, err := c.readResponse()
-		if err != nil {
-			return status, c.cr.n > before, err
+		if err != nil || status >= 200 {
+			return status, keep, err
 		}
-		if status >= 100 && status < 200 && status != 101 {
-			continue // interim response; the real one follows
+		if status == 101 { // an upgrade nobody asked for: the connection speaks something else now
+			return status, false, protocolError("status", []byte("101 Switching Protocols, unasked"))
 		}
-		c.served++
-		if !keep {
-			c.close()
-		}
-		return status, true, nil
 	}
 }
 
-// line reads a line without its CRLF. A line longer than the buffer is
-// consumed and returned truncated: only short headers matter here.
+// line reads a line without its line end (CRLF, or a bare LF as RFC 9112
+// §2.2 allows), taking its length from c.left. A line longer than br's
+// buffer is gathered in c.long.
 func (c *client1) line() ([]byte, error) {
 	l, err := c.br.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		head := l
-		for err == bufio.ErrBufferFull {
-			_, err = c.br.ReadSlice('\n')
+	if err == nil {
+		if c.left -= len(l); c.left < 0 {
+			return nil, fmt.Errorf("%w: header block over %d bytes", errProtocolViolation, maxHead)
 		}
-		if err != nil {
-			return nil, err
+		return trimEOL(l), nil
+	}
+	c.long = c.long[:0]
+	for err == bufio.ErrBufferFull {
+		if c.left -= len(l); c.left < 0 {
+			return nil, fmt.Errorf("%w: header block over %d bytes", errProtocolViolation, maxHead)
 		}
-		return head, nil
+		c.long = append(c.long, l...)
+		l, err = c.br.ReadSlice('\n')
 	}
 	if err != nil {
-		if err == io.EOF && len(l) > 0 {
+		if err == io.EOF && len(c.long)+len(l) > 0 {
 			err = io.ErrUnexpectedEOF
 		}
 		return nil, err
 	}
-	return bytes.TrimRight(l, "\r\n"), nil
+	if c.left -= len(l); c.left < 0 {
+		return nil, fmt.Errorf("%w: header block over %d bytes", errProtocolViolation, maxHead)
+	}
+	c.long = append(c.long, l...)
+	return trimEOL(c.long), nil
 }
 
+func trimEOL(l []byte) []byte {
+	l = l[:len(l)-1]
+	if len(l) > 0 && l[len(l)-1] == '\r' {
+		l = l[:len(l)-1]
+	}
+	return l
+}
+
+// readResponse reads one response, interim or final, and its body, by the
+// rules of RFC 9112 §6.3.
 func (c *client1) readResponse() (status int, keep bool, err error) {
+	c.left = maxHead
+	if cap(c.long) > 64<<10 {
+		c.long = nil // a long header was rare: do not hold its memory for the run
+	}
 	l, err := c.line()
 	if err != nil {
 		return 0, false, fmt.Errorf("read status line: %w", err)
 	}
-	// HTTP/1.x SP 3DIGIT [SP reason]
-	if len(l) < 12 || !bytes.HasPrefix(l, []byte("HTTP/1.")) || l[8] != ' ' {
-		return 0, false, fmt.Errorf("%w: status line %q", errMalformed, l)
+	// status-line = HTTP-version SP 3DIGIT SP [reason-phrase]; the reason
+	// may hold anything, and a server that drops the SP before an empty
+	// one ("HTTP/1.1 200") is still understood, as every client does.
+	if len(l) < 12 || !bytes.HasPrefix(l, []byte("HTTP/1.")) || !isDigit(l[7]) || l[8] != ' ' ||
+		!isDigit(l[9]) || !isDigit(l[10]) || !isDigit(l[11]) || (len(l) > 12 && l[12] != ' ') {
+		return 0, false, protocolError("status line", l)
 	}
 	status = int(l[9]-'0')*100 + int(l[10]-'0')*10 + int(l[11]-'0')
-	if status < 100 || status > 999 {
-		return 0, false, fmt.Errorf("%w: status line %q", errMalformed, l)
+	if status < 100 || status > 599 { // RFC 9110 §15: outside 100..599 is invalid
+		return 0, false, protocolError("status line", l)
 	}
-	keep = l[7] == '1' // HTTP/1.1 keeps the connection unless told otherwise
+	http10 := l[7] == '0'
 	length := int64(-1)
-	chunked := false
+	var te, chunked, closeConn, keepAlive bool
 	for {
 		h, err := c.line()
 		if err != nil {
@@ -301,31 +403,47 @@ func (c *client1) readResponse() (status int, keep bool, err error) {
 		if len(h) == 0 {
 			break
 		}
-		colon := bytes.IndexByte(h, ':')
-		if colon < 0 {
-			return status, false, fmt.Errorf("%w: header %q", errMalformed, h)
+		name, value, err := fieldLine(h)
+		if err != nil {
+			return status, false, err
 		}
-		name, value := h[:colon], bytes.TrimSpace(h[colon+1:])
 		switch {
 		case equalFold(name, "content-length"):
-			n, perr := strconv.ParseInt(string(value), 10, 64) // no alloc: the compiler elides this conversion
-			if perr != nil || n < 0 {
-				return status, false, fmt.Errorf("%w: Content-Length %q", errMalformed, value)
+			if length, err = contentLength(value, length); err != nil {
+				return status, false, err
 			}
-			length = n
 		case equalFold(name, "transfer-encoding"):
-			chunked = containsFold(value, "chunked")
+			// The codings of every Transfer-Encoding line make one list;
+			// chunked frames the body only as the last of them.
+			for tok, rest := nextToken(value); len(tok) > 0; tok, rest = nextToken(rest) {
+				te = true
+				chunked = equalFold(tok, "chunked")
+			}
 		case equalFold(name, "connection"):
-			switch {
-			case containsFold(value, "close"):
-				keep = false
-			case containsFold(value, "keep-alive"):
-				keep = true
+			for tok, rest := nextToken(value); len(tok) > 0; tok, rest = nextToken(rest) {
+				switch {
+				case equalFold(tok, "close"):
+					closeConn = true
+				case equalFold(tok, "keep-alive"):
+					keepAlive = true
+				}
 			}
 		}
 	}
-	if c.w.head || status == 204 || status == 304 || (status >= 100 && status < 200) {
-		return status, keep, nil
+	// HTTP/1.1 keeps the connection unless told otherwise; 1.0 only when told.
+	keep = !closeConn && (!http10 || keepAlive)
+	if c.w.head || status == 204 || status == 304 || status < 200 {
+		return status, keep, nil // no body, whatever the headers say (RFC 9112 §6.3, first rule)
+	}
+	switch {
+	case te && length >= 0:
+		// RFC 9112 §6.3: Transfer-Encoding would override Content-Length,
+		// but the pair "ought to be handled as an error" (response
+		// splitting, smuggling): the framing cannot be trusted.
+		return status, false, protocolError("framing", []byte("Transfer-Encoding with Content-Length"))
+	case te && http10:
+		// RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing.
+		return status, false, protocolError("framing", []byte("Transfer-Encoding in HTTP/1.0"))
 	}
 	switch {
 	case chunked:
@@ -335,7 +453,7 @@ func (c *client1) readResponse() (status int, keep bool, err error) {
 			return status, false, fmt.Errorf("read body: %w", unexpected(err))
 		}
 		return status, keep, nil
-	default: // the body runs to the end of the connection
+	default: // no length, or a coding other than chunked last: the body runs to the end of the connection
 		if _, err := io.Copy(io.Discard, c.br); err != nil {
 			return status, false, fmt.Errorf("read body: %w", err)
 		}
@@ -343,20 +461,81 @@ func (c *client1) readResponse() (status int, keep bool, err error) {
 	}
 }
 
+// fieldLine splits a header (or trailer) line into its name and its value
+// without surrounding whitespace, rejecting what RFC 9112 §5 forbids.
+func fieldLine(h []byte) (name, value []byte, err error) {
+	if h[0] == ' ' || h[0] == '\t' {
+		// obs-fold (RFC 9112 §5.2): obsolete; a server sending it today
+		// is broken, and unfolding would hide that.
+		return nil, nil, protocolError("folded header line", h)
+	}
+	colon := bytes.IndexByte(h, ':')
+	if colon <= 0 || !isToken(h[:colon]) { // no name, or whitespace before the colon
+		return nil, nil, protocolError("header line", h)
+	}
+	value = h[colon+1:]
+	if bytes.IndexByte(value, '\r') >= 0 || bytes.IndexByte(value, 0) >= 0 {
+		return nil, nil, protocolError("header value with CR or NUL", h) // RFC 9110 §5.5
+	}
+	return h[:colon], trimOWS(value), nil
+}
+
+// contentLength parses a Content-Length value (a list of equal values is
+// one value, RFC 9110 §8.6) given the one seen before (-1: none); values
+// that differ are a protocol error.
+func contentLength(value []byte, prev int64) (int64, error) {
+	n := prev
+	empty := true
+	for tok, rest := nextToken(value); len(tok) > 0; tok, rest = nextToken(rest) {
+		empty = false
+		v, ok := parseDecimal(tok)
+		if !ok {
+			return 0, protocolError("Content-Length", value)
+		}
+		if n >= 0 && v != n {
+			return 0, protocolError("conflicting Content-Length", value)
+		}
+		n = v
+	}
+	if empty {
+		return 0, protocolError("Content-Length", value)
+	}
+	return n, nil
+}
+
+// nextToken splits the first non-empty element, without surrounding
+// whitespace, off a comma-separated list; an empty tok means none is left.
+func nextToken(v []byte) (tok, rest []byte) {
+	for len(v) > 0 {
+		i := bytes.IndexByte(v, ',')
+		if i < 0 {
+			return trimOWS(v), nil
+		}
+		tok, v = trimOWS(v[:i]), v[i+1:]
+		if len(tok) > 0 {
+			return tok, v
+		}
+	}
+	return nil, nil
+}
+
 func (c *client1) readChunked() error {
 	for {
+		c.left = maxHead
 		l, err := c.line()
 		if err != nil {
 			return fmt.Errorf("read chunk size: %w", unexpected(err))
 		}
-		if i := bytes.IndexByte(l, ';'); i >= 0 {
-			l = l[:i]
+		size := l
+		if i := bytes.IndexByte(size, ';'); i >= 0 { // chunk extensions: ignored
+			size = size[:i]
 		}
-		n, err := parseHex(bytes.TrimSpace(l))
+		n, err := parseHex(trimOWS(size))
 		if err != nil {
 			return err
 		}
 		if n == 0 {
+			c.left = maxHead
 			for { // trailers, up to the empty line
 				t, err := c.line()
 				if err != nil {
@@ -365,13 +544,21 @@ func (c *client1) readChunked() error {
 				if len(t) == 0 {
 					return nil
 				}
+				if _, _, err := fieldLine(t); err != nil {
+					return err
+				}
 			}
 		}
 		if _, err := c.br.Discard(int(n)); err != nil {
 			return fmt.Errorf("read chunk: %w", unexpected(err))
 		}
-		if _, err := c.line(); err != nil {
+		c.left = maxHead
+		end, err := c.line()
+		if err != nil {
 			return fmt.Errorf("read chunk end: %w", unexpected(err))
+		}
+		if len(end) != 0 {
+			return protocolError("chunk longer than its size", end)
 		}
 	}
 }
@@ -384,11 +571,12 @@ func unexpected(err error) error {
 }
 
 func parseHex(b []byte) (int64, error) {
-	if len(b) == 0 || len(b) > 15 {
-		return 0, fmt.Errorf("%w: chunk size %q", errMalformed, b)
+	digits := bytes.TrimLeft(b, "0")
+	if len(b) == 0 || len(digits) > 15 {
+		return 0, protocolError("chunk size", b)
 	}
 	var n int64
-	for _, ch := range b {
+	for _, ch := range digits {
 		switch {
 		case '0' <= ch && ch <= '9':
 			n = n<<4 | int64(ch-'0')
@@ -397,10 +585,50 @@ func parseHex(b []byte) (int64, error) {
 		case 'A' <= ch && ch <= 'F':
 			n = n<<4 | int64(ch-'A'+10)
 		default:
-			return 0, fmt.Errorf("%w: chunk size %q", errMalformed, b)
+			return 0, protocolError("chunk size", b)
 		}
 	}
 	return n, nil
+}
+
+// parseDecimal parses 1*DIGIT (no sign, unlike strconv) up to 18 digits.
+func parseDecimal(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, ch := range b {
+		if !isDigit(ch) {
+			return 0, false
+		}
+		n = n*10 + int64(ch-'0')
+	}
+	return n, true
+}
+
+func isDigit(ch byte) bool { return '0' <= ch && ch <= '9' }
+
+// isToken reports whether b is a field name: 1*tchar (RFC 9110 §5.6.2).
+func isToken(b []byte) bool {
+	for _, ch := range b {
+		switch {
+		case 'a' <= ch && ch <= 'z', 'A' <= ch && ch <= 'Z', '0' <= ch && ch <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", ch) >= 0:
+		default:
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+func trimOWS(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 // equalFold compares an ASCII header name with a lower-case one.
@@ -418,13 +646,4 @@ func equalFold(b []byte, lower string) bool {
 		}
 	}
 	return true
-}
-
-func containsFold(b []byte, lower string) bool {
-	for i := 0; i+len(lower) <= len(b); i++ {
-		if equalFold(b[i:i+len(lower)], lower) {
-			return true
-		}
-	}
-	return false
 }

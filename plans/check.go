@@ -39,8 +39,11 @@ type checker struct {
 	// conditions without running anything
 	varVals   map[string]cty.Value
 	localVals map[string]cty.Value
-	selfVals  map[string]cty.Value // step kind -> its self
-	probeVals map[string]cty.Value // probe kind -> its outputs
+	// localLimits holds the locals whose values, known before the run,
+	// are beyond a limit.
+	localLimits map[string]error
+	selfVals    map[string]cty.Value // step kind -> its self
+	probeVals   map[string]cty.Value // probe kind -> its outputs
 	// var, local, step and target as objects: the same in every context
 	roots    map[string]cty.Value
 	contexts map[*Step]*hcl.EvalContext
@@ -96,6 +99,7 @@ func (c *checker) buildValues() {
 		c.varVals[v.Name] = cty.UnknownVal(v.Type)
 	}
 	c.localVals = map[string]cty.Value{}
+	c.localLimits = map[string]error{}
 	for _, l := range c.plan.Locals {
 		c.localVals[l.Name] = cty.DynamicVal
 	}
@@ -103,12 +107,19 @@ func (c *checker) buildValues() {
 	// command with ${local.port} (a number) pass the quoting check.
 	order, _ := localOrder(c.plan.Locals)
 	varObj := objectOf(c.varVals)
+	var budget localsBudget
 	for _, l := range order {
 		ctx := &hcl.EvalContext{
 			Variables: map[string]cty.Value{"var": varObj, "local": objectOf(c.localVals)},
 			Functions: c.decoder.funcs,
 		}
 		if v, ds := l.Expr.Value(ctx); !ds.HasErrors() {
+			if err := budget.add(v); err != nil {
+				// A value beyond a limit stays unknown, so that a chain
+				// of locals doubling a string stops here.
+				c.localLimits[l.Name] = err
+				continue
+			}
 			c.localVals[l.Name] = v
 		}
 	}
@@ -244,7 +255,9 @@ func (c *checker) checkLocals() hcl.Diagnostics {
 		ds := c.refs(l.Expr, ctxLocal, -1)
 		ds = append(ds, c.syntax(l.Expr)...)
 		diags = append(diags, ds...)
-		if !ds.HasErrors() {
+		if err := c.localLimits[l.Name]; err != nil {
+			diags = append(diags, localLimitDiag(l, err))
+		} else if !ds.HasErrors() {
 			_, evalDiags := l.Expr.Value(c.evalContext(nil))
 			diags = append(diags, evalDiags...)
 		}
@@ -398,14 +411,51 @@ func (d *decoder) checkRegex(pat string, rng hcl.Range) hcl.Diagnostics {
 		d.regexErrs[pat] = err
 	}
 	if err != nil {
-		return hcl.Diagnostics{{
-			Severity: hcl.DiagError,
-			Summary:  "Invalid regular expression",
-			Detail:   fmt.Sprintf("%v. Patterns use Go's RE2 syntax; in a quoted HCL string a backslash is written twice (\\\\d for \\d).", err),
-			Subject:  rng.Ptr(),
-		}}
+		return hcl.Diagnostics{regexDiag(err, rng)}
 	}
 	return nil
+}
+
+func regexDiag(err error, rng hcl.Range) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Invalid regular expression",
+		Detail:   fmt.Sprintf("%v. Patterns use Go's RE2 syntax; in a quoted HCL string a backslash is written twice (\\\\d for \\d).", err),
+		Subject:  rng.Ptr(),
+	}
+}
+
+// PatternErrors reports the calls to regex and regexall in e whose
+// pattern, evaluated in ctx, is known and does not compile: one made from
+// a variable, which validation cannot see. A pattern is part of the plan,
+// not data, so its error counts wherever the call stands: inside can() or
+// try() it would otherwise read as "no match", and an abort_if that can
+// never hold would pass unnoticed.
+func PatternErrors(e hcl.Expression, ctx *hcl.EvalContext) hcl.Diagnostics {
+	node, ok := e.(hclsyntax.Node)
+	if !ok {
+		return nil
+	}
+	var diags hcl.Diagnostics
+	hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+		call, ok := n.(*hclsyntax.FunctionCallExpr)
+		if !ok || (call.Name != "regex" && call.Name != "regexall") || len(call.Args) == 0 {
+			return nil
+		}
+		v, ds := call.Args[0].Value(ctx)
+		if ds.HasErrors() {
+			return nil // the evaluation of the whole reports it
+		}
+		v, _ = v.UnmarkDeep()
+		if !v.IsKnown() || v.IsNull() || v.Type() != cty.String {
+			return nil
+		}
+		if _, err := regexp.Compile(v.AsString()); err != nil {
+			diags = append(diags, regexDiag(err, call.Args[0].Range()))
+		}
+		return nil
+	})
+	return diags
 }
 
 // checkDuration checks a duration whose value is known before the run (a

@@ -15,9 +15,8 @@ import (
 // endswith, a length that also counts a string's characters). Each call
 // returns a new map.
 func Functions() map[string]function.Function {
-	return map[string]function.Function{
+	fs := map[string]function.Function{
 		"abs":          stdlib.AbsoluteFunc,
-		"can":          tryfunc.CanFunc,
 		"ceil":         stdlib.CeilFunc,
 		"chomp":        stdlib.ChompFunc,
 		"coalesce":     stdlib.CoalesceFunc,
@@ -68,11 +67,33 @@ func Functions() map[string]function.Function {
 		"trimprefix":   stdlib.TrimPrefixFunc,
 		"trimspace":    stdlib.TrimSpaceFunc,
 		"trimsuffix":   stdlib.TrimSuffixFunc,
-		"try":          tryfunc.TryFunc,
 		"upper":        stdlib.UpperFunc,
 		"values":       stdlib.ValuesFunc,
 		"zipmap":       stdlib.ZipmapFunc,
 	}
+	// Every function keeps to the limits (limits.go); those whose work or
+	// result grows with an argument's value check it before they run.
+	pre := map[string]func([]cty.Value) error{
+		"format":     formatWidths,
+		"formatlist": formatWidths,
+		"indent":     indentSize,
+		"join":       joinSize,
+		"jsondecode": jsonText,
+		"parseint":   firstNumberText,
+		"range":      rangeCount,
+		"regexall":   regexCount,
+		"replace":    replaceSize,
+		"split":      splitCount,
+		"tonumber":   firstNumberText,
+	}
+	for name, f := range fs {
+		fs[name] = bounded(f, pre[name])
+	}
+	// can and try take their arguments as unevaluated expressions; what
+	// they return is already a bounded value.
+	fs["can"] = tryfunc.CanFunc
+	fs["try"] = tryfunc.TryFunc
+	return fs
 }
 
 // ShellQuote quotes s for a POSIX shell: the whole value in single quotes,

@@ -2,6 +2,7 @@ package plans
 
 import (
 	"fmt"
+	"io"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -21,7 +22,7 @@ import (
 
 // ParseFile reads and parses the plan at path; see Parse.
 func ParseFile(path string) (*Plan, hcl.Diagnostics) {
-	src, err := os.ReadFile(path)
+	src, err := readLimited(path, MaxPlanBytes)
 	if err != nil {
 		return &Plan{Filename: path, Files: map[string]*hcl.File{}}, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
@@ -44,7 +45,7 @@ func Parse(filename string, src []byte) (*Plan, hcl.Diagnostics) {
 		Name:     strings.TrimSuffix(filepath.Base(filename), filepath.Ext(filename)),
 		Files:    map[string]*hcl.File{},
 	}
-	file, diags := parseSource(filename, src)
+	file, diags := parseSource(filename, src, MaxPlanBytes)
 	if file != nil {
 		p.Files[filename] = file
 	}
@@ -1006,11 +1007,38 @@ func misspellings(body hcl.Body, schema *hcl.BodySchema) map[string]bool {
 	return out
 }
 
-// parseSource reads a plan or a var file: HCL's JSON syntax for a .json
-// file, its native syntax otherwise.
-func parseSource(filename string, src []byte) (*hcl.File, hcl.Diagnostics) {
+// parseSource reads a plan or a var file (at most max bytes): HCL's JSON
+// syntax for a .json file, its native syntax otherwise. The limits that
+// keep hcl's parser and evaluator from recursing or computing without
+// bound are checked around it (limits.go).
+func parseSource(filename string, src []byte, max int) (*hcl.File, hcl.Diagnostics) {
+	if diags := CheckSource(filename, src, max); diags.HasErrors() {
+		// The file is kept so the diagnostic can show its line.
+		return &hcl.File{Bytes: src}, diags
+	}
 	if strings.HasSuffix(filename, ".json") {
 		return json.Parse(src, filename)
 	}
-	return hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	if diags.HasErrors() {
+		return file, diags
+	}
+	if body, ok := file.Body.(*hclsyntax.Body); ok {
+		if ds := checkTree(body); ds.HasErrors() {
+			return &hcl.File{Bytes: src}, ds
+		}
+		boundOperators(body)
+	}
+	return file, diags
+}
+
+// readLimited reads a file of at most max bytes; a longer one is read
+// only up to max+1 bytes, for CheckSource to refuse.
+func readLimited(path string, max int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, int64(max)+1))
 }

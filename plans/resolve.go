@@ -2,7 +2,6 @@ package plans
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -87,6 +86,10 @@ func (p *Plan) Resolve(in Inputs) (*Scope, hcl.Diagnostics) {
 		if v == nil {
 			continue // the environment is shared: other plans' variables are fine
 		}
+		if d := valueTooLong(v, value, EnvPrefix+name); d != nil {
+			diags = append(diags, d)
+			continue
+		}
 		val, ds := s.parseRaw(v, value, EnvPrefix+name)
 		diags = append(diags, ds...)
 		if val != cty.NilVal {
@@ -117,6 +120,10 @@ func (p *Plan) Resolve(in Inputs) (*Scope, hcl.Diagnostics) {
 				Summary:  "Value for undeclared variable",
 				Detail:   fmt.Sprintf("-var %s: the plan declares no variable %q.%s", kv, name, didYouMean(name, names)),
 			})
+			continue
+		}
+		if d := valueTooLong(v, value, "-var "+name); d != nil {
+			diags = append(diags, d)
 			continue
 		}
 		val, ds := s.parseRaw(v, value, "-var")
@@ -158,6 +165,17 @@ func (p *Plan) Resolve(in Inputs) (*Scope, hcl.Diagnostics) {
 			s.Vars[v.Name] = cty.UnknownVal(v.Type)
 			continue
 		}
+		if err := CheckValue(val); err != nil {
+			subject := raw.rng
+			if subject == nil {
+				subject = v.DeclRange.Ptr()
+			}
+			diags = append(diags, limitDiag("Value beyond a limit",
+				limitf("the value for %q from %s is beyond a limit: %s", v.Name, raw.source, err),
+				"Give a smaller value.", *subject))
+			s.Vars[v.Name] = cty.UnknownVal(v.Type)
+			continue
+		}
 		if v.Sensitive {
 			val = val.Mark(Sensitive)
 		}
@@ -182,9 +200,16 @@ func (p *Plan) Resolve(in Inputs) (*Scope, hcl.Diagnostics) {
 			Subject:  l.DeclRange.Ptr(),
 		})
 	}
+	var budget localsBudget
 	for _, l := range order {
 		val, ds := l.Expr.Value(s.EvalContext(nil))
 		diags = append(diags, ds...)
+		if err := budget.add(val); err != nil {
+			// Doubling a string or a list through a chain of locals
+			// would otherwise grow without bound.
+			diags = append(diags, localLimitDiag(l, err))
+			val = cty.DynamicVal
+		}
 		s.Locals[l.Name] = val
 	}
 
@@ -221,11 +246,18 @@ func (s *Scope) parseRaw(v *Variable, raw, source string) (cty.Value, hcl.Diagno
 		return val, nil
 	}
 	filename := fmt.Sprintf("<value for var.%s>", v.Name)
-	expr, diags := hclsyntax.ParseExpression([]byte(raw), filename, hcl.InitialPos)
 	s.Files[filename] = &hcl.File{Bytes: []byte(raw)}
+	if diags := checkTokens(filename, []byte(raw), hcl.InitialPos, false); diags.HasErrors() {
+		return cty.NilVal, diags
+	}
+	expr, diags := hclsyntax.ParseExpression([]byte(raw), filename, hcl.InitialPos)
 	if diags.HasErrors() {
 		return cty.NilVal, diags
 	}
+	if ds := checkTree(expr); ds.HasErrors() {
+		return cty.NilVal, ds
+	}
+	boundOperators(expr)
 	val, ds := expr.Value(nil)
 	diags = append(diags, ds...)
 	if ds.HasErrors() {
@@ -234,13 +266,24 @@ func (s *Scope) parseRaw(v *Variable, raw, source string) (cty.Value, hcl.Diagno
 	return val, diags
 }
 
+// valueTooLong refuses a value given as text (-var, the environment)
+// longer than MaxVarValueBytes, before it is read.
+func valueTooLong(v *Variable, raw, source string) *hcl.Diagnostic {
+	if len(raw) <= MaxVarValueBytes {
+		return nil
+	}
+	return limitDiag("Value too long",
+		limitf("%s gives %s for %q; a value given on the command line or in the environment is at most %s", source, size(len(raw)), v.Name, size(MaxVarValueBytes)),
+		"Put a large value in a -var-file (at most "+size(MaxVarFileBytes)+"), or in a file the plan's commands read.", v.DeclRange)
+}
+
 type fileValue struct {
 	val cty.Value
 	rng *hcl.Range
 }
 
 func (s *Scope) readVarFile(p *Plan, path string, names []string) (map[string]fileValue, hcl.Diagnostics) {
-	src, err := os.ReadFile(path)
+	src, err := readLimited(path, MaxVarFileBytes)
 	if err != nil {
 		return nil, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
@@ -248,7 +291,7 @@ func (s *Scope) readVarFile(p *Plan, path string, names []string) (map[string]fi
 			Detail:   fmt.Sprintf("%v. Check the -var-file path.", err),
 		}}
 	}
-	file, diags := parseSource(path, src)
+	file, diags := parseSource(path, src, MaxVarFileBytes)
 	if file != nil {
 		s.Files[path] = file
 	}

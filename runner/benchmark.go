@@ -103,11 +103,12 @@ func (s *stepRun) runCommandBenchmark(ctx, outer context.Context) (events.Outcom
 			return out, true
 		}
 		if code := res.ExitCode; code != 0 {
-			return events.Outcome{Status: events.Failed, Reason: fmt.Sprintf("run %d of %d exited with status %d", i+1, runs, code), Evidence: &events.Evidence{LogLines: lastLines(string(res.Stdout)+string(res.Stderr), 20)}}, true
+			// Its output is the evidence (outputEvidence).
+			return events.Outcome{Status: events.Failed, Reason: fmt.Sprintf("run %d of %d exited with status %d", i+1, runs, code)}, true
 		}
 		m, err := loads.Extract(res.Stdout, specs)
 		if err != nil {
-			return events.Outcome{Status: events.Failed, Reason: fmt.Sprintf("run %d of %d: %v", i+1, runs, err), Evidence: &events.Evidence{LogLines: lastLines(string(res.Stdout), 20)}}, true
+			return events.Outcome{Status: events.Failed, Reason: fmt.Sprintf("run %d of %d: %v", i+1, runs, err)}, true
 		}
 		for k, v := range m {
 			values[k] = append(values[k], v)

@@ -30,6 +30,7 @@ type turn struct {
 	conds   []events.Condition
 	values  map[string]string
 	aborted *events.Condition
+	errored *events.Condition // the first condition that failed on known values
 	allHeld bool
 }
 
@@ -72,10 +73,16 @@ func (s *stepRun) confirm(ctx, outer context.Context, single bool) events.Outcom
 			return s.finish(events.Outcome{Status: events.Failed, Reason: err.Error()}, s.evaluate(ectx))
 		}
 		last = s.evaluate(ectx)
-		s.note(last)
 		s.progress(ectx)
+		if s.limit != nil {
+			// Evaluating again would meet the same limit: fail now.
+			return s.finish(events.Outcome{Status: events.Failed, Reason: s.limit.Error()}, last)
+		}
 		if last.aborted != nil {
 			return s.finish(events.Outcome{Status: events.Aborted, Reason: "abort_if held: " + last.aborted.Source, ErrorMessage: last.aborted.ErrorMessage}, last)
+		}
+		if c := last.errored; c != nil {
+			return s.finish(events.Outcome{Status: events.Errored, Reason: c.Kind + " error: " + c.Reason}, last)
 		}
 		if last.allHeld {
 			return s.finish(events.Outcome{Status: events.Confirmed}, last)
@@ -83,6 +90,9 @@ func (s *stepRun) confirm(ctx, outer context.Context, single bool) events.Outcom
 		if single {
 			return s.finish(s.unmet(events.Failed, "", last), last)
 		}
+		// Only a turn that decided nothing is waiting; the one that
+		// decides is told by the outcome.
+		s.note(last)
 		if !s.waitNext(ctx, interval) {
 			return stopped()
 		}
@@ -90,27 +100,46 @@ func (s *stepRun) confirm(ctx, outer context.Context, single bool) events.Outcom
 }
 
 // unmet explains a step that ended with conditions not held: the first
-// false one (or not yet decided one) and its error_message.
+// false one (or not yet decided one) and its error_message; an abort_if
+// not yet decided only when every postcondition held.
 func (s *stepRun) unmet(status events.Status, reason string, t turn) events.Outcome {
 	out := events.Outcome{Status: status, Reason: reason}
-	for _, c := range t.conds {
-		if c.State == events.CondHeld || c.Kind == "abort_if" {
+	var first *events.Condition
+	for i, c := range t.conds {
+		switch {
+		case c.Kind == "abort_if":
+			if (c.State == events.CondNotYet || c.State == events.CondError) && first == nil {
+				first = &t.conds[i]
+			}
+			continue
+		case c.State == events.CondHeld:
 			continue
 		}
-		what := "condition not met: " + c.Source
-		if c.Kind == "default" && c.Reason != "" {
-			what = c.Reason
-		}
-		if c.State == events.CondNotYet {
-			what = "condition could not be evaluated: " + c.Source + " (" + c.Reason + ")"
-		}
-		if out.Reason == "" {
-			out.Reason = what
-		} else {
-			out.Reason += "; " + what
-		}
-		out.ErrorMessage = c.ErrorMessage
+		first = &t.conds[i]
 		break
+	}
+	if first == nil {
+		return out
+	}
+	c := *first
+	what := "condition not met: " + c.Source
+	switch {
+	case c.State == events.CondError:
+		what = c.Kind + " error: " + c.Reason
+	case c.Kind == "abort_if":
+		what = "abort_if could not be evaluated: " + c.Source + " (" + c.Reason + ")"
+	case c.State == events.CondNotYet:
+		what = "condition could not be evaluated: " + c.Source + " (" + c.Reason + ")"
+	case c.Kind == "default" && c.Reason != "":
+		what = c.Reason
+	}
+	if out.Reason == "" {
+		out.Reason = what
+	} else {
+		out.Reason += "; " + what
+	}
+	if c.Kind != "abort_if" {
+		out.ErrorMessage = c.ErrorMessage
 	}
 	return out
 }
@@ -163,6 +192,14 @@ func (s *stepRun) observe(ctx context.Context) {
 			// Cut short by the step's end: keep what was last seen.
 			return
 		}
+		if err == nil {
+			// What the world returns keeps to the plan's limits too (a
+			// number of 1e100000000 in a JSON body would take minutes to
+			// print); the error is permanent, so the step fails.
+			if lerr := plans.CheckValue(v); lerr != nil {
+				err = fmt.Errorf("the observed value is beyond a limit: %w", lerr)
+			}
+		}
 		if err != nil {
 			s.values[np.name] = cty.DynamicVal
 			s.errs[np.name] = err
@@ -198,6 +235,11 @@ func (s *stepRun) permanent() error {
 // observation, in ectx.
 func (s *stepRun) evaluate(ectx *hcl.EvalContext) turn {
 	t := turn{values: map[string]string{}, allHeld: true}
+	errored := func(res events.Condition) {
+		if res.State == events.CondError && t.errored == nil {
+			t.errored = &res
+		}
+	}
 	for _, c := range s.st.AbortIfs {
 		res := s.cond("abort_if", c, ectx, t.values)
 		t.conds = append(t.conds, res)
@@ -205,6 +247,12 @@ func (s *stepRun) evaluate(ectx *hcl.EvalContext) turn {
 			r := res
 			t.aborted = &r
 		}
+		// A step confirms only once each abort_if is decided false: one
+		// that cannot be evaluated yet has not been checked.
+		if res.State != events.CondFalse {
+			t.allHeld = false
+		}
+		errored(res)
 	}
 	for _, c := range s.defaults() {
 		t.conds = append(t.conds, c)
@@ -218,6 +266,7 @@ func (s *stepRun) evaluate(ectx *hcl.EvalContext) turn {
 		if res.State != events.CondHeld {
 			t.allHeld = false
 		}
+		errored(res)
 	}
 	return t
 }
@@ -269,7 +318,8 @@ func readsSelf(expr hcl.Expression, attr string) bool {
 
 // cond evaluates one condition. A value that cannot be known yet (a probe
 // that could not read, a null, a missing key) is "not yet", with the
-// reason kept, never "false".
+// reason kept, never "false"; an error on known values (evalerr.go) is an
+// error, with the place and the text of the error.
 func (s *stepRun) cond(kind string, c *plans.Condition, ectx *hcl.EvalContext, values map[string]string) events.Condition {
 	res := events.Condition{Kind: kind, Source: c.Source, Range: rangeString(c.DeclRange)}
 	if c.ErrorMessage != nil {
@@ -278,7 +328,16 @@ func (s *stepRun) cond(kind string, c *plans.Condition, ectx *hcl.EvalContext, v
 		}
 	}
 	referenced(c.Condition, ectx, values)
+	if d := knownFailure(plans.PatternErrors(c.Condition, ectx)); d != nil {
+		res.State, res.Reason = events.CondError, diagWhere(d)
+		return res
+	}
 	v, diags := c.Condition.Value(ectx)
+	s.exceeded(kind, c.Source, diags)
+	if d := knownFailure(diags); d != nil {
+		res.State, res.Reason = events.CondError, diagWhere(d)
+		return res
+	}
 	if reason := s.probeErrors(c.Condition); reason != "" && (diags.HasErrors() || !v.IsWhollyKnown()) {
 		res.State, res.Reason = events.CondNotYet, reason
 		return res
@@ -291,19 +350,46 @@ func (s *stepRun) cond(kind string, c *plans.Condition, ectx *hcl.EvalContext, v
 	switch {
 	case !v.IsKnown():
 		res.State, res.Reason = events.CondNotYet, "not known yet"
-	case v.IsNull():
+	case v.IsNull() && readsObserved(c.Condition):
 		res.State, res.Reason = events.CondNotYet, "the condition is null"
+	case v.IsNull():
+		res.State, res.Reason = events.CondError, rangeString(c.Condition.Range())+": the condition is null, and it reads nothing that waiting could change"
 	default:
 		b, err := convert.Convert(v, cty.Bool)
-		if err != nil {
-			res.State, res.Reason = events.CondNotYet, "the condition is not a bool: "+err.Error()
-		} else if b.True() {
+		switch {
+		case err != nil:
+			res.State, res.Reason = events.CondError, rangeString(c.Condition.Range())+": the condition is not a bool: "+err.Error()
+		case b.True():
 			res.State = events.CondHeld
-		} else {
+		default:
 			res.State = events.CondFalse
 		}
 	}
 	return res
+}
+
+// diagWhere is an error with the place it is about: "plan.hcl:14:30:
+// Invalid function argument: ...".
+func diagWhere(d *hcl.Diagnostic) string {
+	text := diagText(hcl.Diagnostics{d})
+	if d.Subject != nil {
+		return rangeString(*d.Subject) + ": " + text
+	}
+	return text
+}
+
+// exceeded keeps the first limit an expression of the step met (range
+// asked for a billion elements, arithmetic went beyond a 64-bit float's
+// range): the step fails with it, as waiting would meet it again.
+func (s *stepRun) exceeded(kind, source string, diags hcl.Diagnostics) {
+	err := plans.ExceedsLimit(diags)
+	if err == nil || s.limit != nil {
+		return
+	}
+	if source != "" {
+		kind += " " + source
+	}
+	s.limit = fmt.Errorf("%s: %w", kind, err)
 }
 
 // renderText shows a value the plan means as text (an error_message).
@@ -360,7 +446,11 @@ func summary(t turn) string {
 		if c.State == events.CondHeld && c.Kind != "abort_if" {
 			continue
 		}
-		if c.Kind == "abort_if" && c.State != events.CondHeld {
+		if c.Kind == "abort_if" && c.State == events.CondFalse {
+			continue
+		}
+		if c.Kind == "abort_if" && c.State == events.CondNotYet {
+			add("abort_if not decided yet: " + c.Reason)
 			continue
 		}
 		if c.Reason != "" {
@@ -411,7 +501,15 @@ func (s *stepRun) note(t turn) {
 func (s *stepRun) progress(ectx *hcl.EvalContext) {
 	p := &events.Progress{Elapsed: time.Since(s.start)}
 	if s.st.Progress != nil {
-		if v, diags := s.st.Progress.Value(ectx); !diags.HasErrors() {
+		v, diags := s.st.Progress.Value(ectx)
+		if d := knownFailure(append(plans.PatternErrors(s.st.Progress, ectx), diags...)); d != nil && !s.progressWarned {
+			// Progress decides nothing: the step goes on without it, and
+			// says so once rather than every turn.
+			s.progressWarned = true
+			s.r.emit(events.Event{Type: events.Warning, Step: &s.ev, Message: "progress cannot be evaluated: " + diagWhere(d)})
+		}
+		s.exceeded("progress", "", diags)
+		if !diags.HasErrors() {
 			v, _ = v.UnmarkDeep()
 			if v.IsKnown() && !v.IsNull() {
 				if n, err := convert.Convert(v, cty.Number); err == nil {

@@ -92,6 +92,7 @@ type run struct {
 	outputs map[string]cty.Value // step address (launch.server) -> self outputs
 	targets map[string]targets.Target
 	shown   *plans.Scope // the scope with sensitive values replaced, to show commands
+	http    *steps.HTTPClients
 }
 
 // Run runs the plan once. It returns when every step has ended and every
@@ -110,6 +111,7 @@ func Run(ctx context.Context, o Options) Result {
 		outputs: map[string]cty.Value{},
 		targets: map[string]targets.Target{},
 		shown:   o.Scope.Redacted(),
+		http:    steps.NewHTTPClients(),
 	}
 	sc := newScrubber(o.Scope)
 	// The watcher emits too (a launch found to have daemonized).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -55,12 +56,19 @@ type stepRun struct {
 	following string
 	// logVal is self.log as of logRead bytes of ownLog: made again only
 	// when the log grew (a value of 8 MiB costs milliseconds per turn).
-	logVal   cty.Value
-	logRead  int64
-	grace    time.Duration
-	history  []events.Sample
-	last     string // the last observation summary emitted
-	lastAt   time.Time
+	logVal  cty.Value
+	logRead int64
+	grace   time.Duration
+	// progressWarned is whether the progress expression's error was
+	// reported: once per step.
+	progressWarned bool
+	history        []events.Sample
+	last           string // the last observation summary emitted
+	lastAt         time.Time
+	// limit is the first limit the step's expressions met (plans'
+	// limits): the step fails with it.
+	limit    error
+	cmdOut   *targets.Result // the step's own command, as it last ran
 	metrics  map[string]float64
 	stats    map[string]events.MetricStats
 	notes    map[string]string
@@ -100,7 +108,13 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 	s := &stepRun{r: r, st: st, ev: ev, start: time.Now(), values: map[string]cty.Value{}, errs: map[string]error{}, self: map[string]cty.Value{}}
 	r.emit(events.Event{Type: events.StepStarted, Step: &ev})
 	defer func() {
+		// No connection a probe opened outlives its step: the next step
+		// dials afresh (on an SSH target, a new forwarded channel).
+		r.http.CloseIdle()
 		out.Duration = time.Since(s.start)
+		if !out.Status.OK() {
+			s.outputEvidence(&out)
+		}
 		if out.Metrics == nil && len(s.metrics) > 0 {
 			out.Metrics = s.metrics
 		}
@@ -241,7 +255,7 @@ func (s *stepRun) makeProbes(ctx context.Context, readingSelf bool) error {
 			v, _ = v.UnmarkDeep()
 			attrs[name] = v
 		}
-		spec := steps.ProbeSpec{Kind: pb.Kind, Name: pb.Name, Attrs: attrs, Reads: reads[pb.Name]}
+		spec := steps.ProbeSpec{Kind: pb.Kind, Name: pb.Name, Attrs: attrs, Reads: reads[pb.Name], HTTP: s.r.http}
 		if pb.Step != "" {
 			l, err := s.r.stepRef(pb.Step)
 			if err != nil {
@@ -382,18 +396,79 @@ func (s *stepRun) act(ctx, outer context.Context) (events.Outcome, bool) {
 func (s *stepRun) runCommand(ctx, outer context.Context, cmd targets.Command, shown string) (targets.Result, events.Outcome, bool) {
 	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown}})
 	res, err := s.t.Run(ctx, cmd)
+	// What it wrote is evidence if the step fails, also when the command
+	// was cut short.
+	s.cmdOut = &res
 	if ctx.Err() != nil {
 		return res, s.ended(ctx, outer), true
 	}
 	if err != nil {
 		return res, s.errored(err), true
 	}
-	for k, v := range commandSelf(res) {
+	self := commandSelf(res)
+	if err := plans.CheckValue(cty.ObjectVal(self)); err != nil {
+		return res, events.Outcome{Status: events.Failed, Reason: "the command's output is beyond a limit: " + err.Error(), Evidence: s.evidence(nil)}, true
+	}
+	for k, v := range self {
 		s.self[k] = v
 	}
 	code := res.ExitCode
-	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown, ExitCode: &code}})
+	// The command was shown as it started: this says only how it ended.
+	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{ExitCode: &code}})
 	return res, events.Outcome{}, false
+}
+
+// outputLines is how much of a failed command's stdout and stderr its
+// evidence shows, each.
+const outputLines = 20
+
+// outputEvidence adds to a step that did not confirm the end of what its
+// commands wrote: its own command's, and each exec probe's whose last run
+// exited non-zero.
+func (s *stepRun) outputEvidence(out *events.Outcome) {
+	tails := map[string][]string{}
+	add := func(name string, b []byte) {
+		if t := outputTail(b); len(t) > 0 {
+			tails[name] = t
+		}
+	}
+	if s.cmdOut != nil {
+		add("self.stdout", s.cmdOut.Stdout)
+		add("self.stderr", s.cmdOut.Stderr)
+	}
+	for _, pb := range s.st.Probes {
+		v, ok := s.values[pb.Name]
+		if pb.Kind != "exec" || !ok || s.errs[pb.Name] != nil || !v.IsWhollyKnown() || v.IsNull() {
+			continue
+		}
+		if code := v.GetAttr("exit_code"); code.Equals(cty.Zero).True() {
+			continue
+		}
+		add("probe."+pb.Name+".stdout", []byte(v.GetAttr("stdout").AsString()))
+		add("probe."+pb.Name+".stderr", []byte(v.GetAttr("stderr").AsString()))
+	}
+	if len(tails) == 0 {
+		return
+	}
+	if out.Evidence == nil {
+		out.Evidence = &events.Evidence{}
+	}
+	out.Evidence.Output = tails
+}
+
+// outputTail is the last lines of a command's output as a terminal shows
+// them: a line redrawn with \r (a progress bar) as its last drawing, each
+// line cut to a readable length.
+func outputTail(b []byte) []string {
+	lines := lastLines(string(b), outputLines)
+	for i, l := range lines {
+		l = strings.TrimRight(l, "\r")
+		if j := strings.LastIndexByte(l, '\r'); j >= 0 {
+			l = l[j+1:]
+		}
+		lines[i] = cut(l, 300)
+	}
+	return lines
 }
 
 func commandSelf(res targets.Result) map[string]cty.Value {

@@ -16,11 +16,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
+	"lockstep/plans"
 	"lockstep/targets"
 )
 
@@ -39,6 +41,9 @@ type ProbeSpec struct {
 	// Reads names the outputs the step's expressions read; a probe may
 	// skip gathering the others (they are null). Nil means all.
 	Reads map[string]bool
+	// HTTP is where an http probe takes its target's connections; nil
+	// gives the probe a pool of its own, which nobody closes.
+	HTTP *HTTPClients
 }
 
 // reads reports whether the step reads any of the outputs named.
@@ -205,6 +210,11 @@ func JSONValue(data []byte) cty.Value {
 	if len(data) == 0 || !json.Valid(data) {
 		return cty.NullVal(cty.DynamicPseudoType)
 	}
+	if err := plans.CheckJSON(data); err != nil {
+		// Too long a number or too deep a nesting to read in bounded
+		// time: as unreadable as text that is not JSON.
+		return cty.NullVal(cty.DynamicPseudoType)
+	}
 	ty, err := ctyjson.ImpliedType(data)
 	if err != nil {
 		return cty.NullVal(cty.DynamicPseudoType)
@@ -283,7 +293,53 @@ func CommandValue(r targets.Result) cty.Value {
 
 // http
 
+// HTTPClients keeps one connection pool (an http.Transport) per target for
+// a run's http probes. Each probe had its own before, and each kept its
+// idle connection open for 30 seconds after its step: a plan of a
+// thousand steps held a thousand sockets, and on an SSH target as many
+// forwarded channels. The runner closes the idle connections after each
+// step (CloseIdle), so none outlives the step that used it.
+type HTTPClients struct {
+	mu sync.Mutex
+	m  map[targets.Target]*http.Transport
+}
+
+// NewHTTPClients returns an empty set of pools.
+func NewHTTPClients() *HTTPClients {
+	return &HTTPClients{m: map[targets.Target]*http.Transport{}}
+}
+
+// transport is t's pool, made on first use. It dials from the target's
+// side and uses no proxy from the environment: 127.0.0.1 is the target's
+// loopback.
+func (c *HTTPClients) transport(t targets.Target) *http.Transport {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tr, ok := c.m[t]
+	if !ok {
+		tr = &http.Transport{
+			DialContext:         t.Dial,
+			DisableCompression:  true,
+			MaxIdleConnsPerHost: 2,
+			IdleConnTimeout:     30 * time.Second,
+		}
+		c.m[t] = tr
+	}
+	return tr
+}
+
+// CloseIdle closes every connection not carrying a request.
+func (c *HTTPClients) CloseIdle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, tr := range c.m {
+		tr.CloseIdleConnections()
+	}
+}
+
 type httpProbe struct {
+	// client is the target's pool with this probe's timeout and redirect
+	// policy.
 	client  *http.Client
 	method  string
 	url     string
@@ -330,14 +386,19 @@ func newHTTPProbe(_ context.Context, t targets.Target, s ProbeSpec) (Probe, erro
 	if err != nil {
 		return nil, err
 	}
-	p.client = &http.Client{
-		Timeout: timeout,
-		Transport: &http.Transport{
-			DialContext:         t.Dial,
-			DisableCompression:  true,
-			MaxIdleConnsPerHost: 2,
-			IdleConnTimeout:     30 * time.Second,
-		},
+	follow, err := attrBool(s.Attrs, "follow_redirects", false)
+	if err != nil {
+		return nil, err
+	}
+	pools := s.HTTP
+	if pools == nil {
+		pools = NewHTTPClients()
+	}
+	p.client = &http.Client{Timeout: timeout, Transport: pools.transport(t)}
+	if !follow {
+		// What the URL answered, not where it sends: a login page's 200
+		// must not stand for the 302 of the URL probed.
+		p.client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	}
 	return p, nil
 }
@@ -378,6 +439,7 @@ func (p *httpProbe) Observe(ctx context.Context) (cty.Value, error) {
 		"body":       cty.StringVal(string(body)),
 		"json":       jv,
 		"headers":    hv,
+		"location":   cty.StringVal(resp.Header.Get("Location")),
 		"latency_ms": cty.NumberFloatVal(float64(latency.Microseconds()) / 1000),
 	}), nil
 }

@@ -95,3 +95,58 @@ func TestLogProbeMakesOnlyWhatIsRead(t *testing.T) {
 		})
 	}
 }
+
+// An http probe reports the URL's own answer (a 302 and where it points)
+// unless it follows redirects, and then the last answer's; probes sharing
+// a target's pool share its connections.
+func TestHTTPProbeReportsTheFirstAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/":
+			http.Redirect(w, r, "/login", http.StatusFound)
+		case "/login":
+			http.Redirect(w, r, "/login/", http.StatusMovedPermanently)
+		default:
+			w.Write([]byte("sign in"))
+		}
+	}))
+	defer srv.Close()
+	pools := NewHTTPClients()
+	defer pools.CloseIdle()
+	local := targets.NewLocal()
+	for _, tc := range []struct {
+		follow   bool
+		status   int64
+		location string
+		body     string
+	}{
+		{false, 302, "/login", ""},
+		{true, 200, "", "sign in"},
+	} {
+		t.Run(fmt.Sprintf("follow_redirects=%v", tc.follow), func(t *testing.T) {
+			ctx := context.Background()
+			p, err := NewProbe(ctx, local, ProbeSpec{Kind: "http", Name: "h", HTTP: pools, Attrs: map[string]cty.Value{
+				"url": cty.StringVal(srv.URL + "/"), "follow_redirects": cty.BoolVal(tc.follow),
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := p.Observe(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := v.GetAttr("status"); !got.Equals(cty.NumberIntVal(tc.status)).True() {
+				t.Errorf("status = %#v, want %d", got, tc.status)
+			}
+			if got := v.GetAttr("location").AsString(); got != tc.location {
+				t.Errorf("location = %q, want %q", got, tc.location)
+			}
+			if got := v.GetAttr("body").AsString(); tc.body != "" && got != tc.body {
+				t.Errorf("body = %q, want %q", got, tc.body)
+			}
+		})
+	}
+	if n := len(pools.m); n != 1 {
+		t.Errorf("%d pools for one target", n)
+	}
+}

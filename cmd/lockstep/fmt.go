@@ -81,6 +81,14 @@ func fmtCommand(args []string, stdout, stderr io.Writer) int {
 			code = exitUsage
 			continue
 		}
+		// The limits first: hcl's parser overflows the stack on deep
+		// nesting, which no recover catches.
+		if diags := plans.CheckSource(path, src, plans.MaxPlanBytes); diags.HasErrors() {
+			writeDiagnostics(stderr, map[string]*hcl.File{path: {Bytes: src}}, diags)
+			errorf(stderr, "%s is beyond a limit; it was not formatted", path)
+			code = exitUsage
+			continue
+		}
 		if _, diags := hclsyntax.ParseConfig(src, path, hcl.InitialPos); diags.HasErrors() {
 			writeDiagnostics(stderr, map[string]*hcl.File{path: {Bytes: src}}, diags)
 			errorf(stderr, "%s has syntax errors; it was not formatted", path)

@@ -21,6 +21,7 @@ var update = flag.Bool("update", false, "rewrite the golden outputs in testdata/
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"lockstep": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
+		"rawhttp":  func() { os.Exit(rawHTTPMain()) },
 	})
 }
 

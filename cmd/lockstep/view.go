@@ -156,6 +156,9 @@ func eventLines(e events.Event, s style) []string {
 	case events.ProcessStopped:
 		return []string{fmt.Sprintf("%s: %s", p, e.Cleanup.Result)}
 	case events.Warning:
+		if e.Step != nil {
+			return []string{s.yellow("lockstep: warning: " + e.Step.Addr + ": " + e.Message)}
+		}
 		return []string{s.yellow("lockstep: warning: " + e.Message)}
 	case events.TargetOpened:
 		return []string{s.dim(e.Message)}
@@ -196,27 +199,28 @@ func outcomeLines(p string, o *events.Outcome, s style) []string {
 		lines = append(lines, "    partial metrics, measured until the step was cut short:")
 		lines = append(lines, metricsLines(o.Metrics)...)
 	}
-	return append(lines, evidenceLines(o.Evidence, s)...)
+	return append(lines, evidenceLines(o.Evidence, o.Reason, s)...)
 }
 
 // evidenceLines shows what decided a failed step, as Terraform shows the
-// values behind a failed condition.
-func evidenceLines(ev *events.Evidence, s style) []string {
+// values behind a failed condition. A condition's error that the outcome's
+// reason (told just above) already gives is not given again.
+func evidenceLines(ev *events.Evidence, reason string, s style) []string {
 	if ev == nil {
 		return nil
 	}
 	var out []string
 	for _, c := range ev.Conditions {
-		if c.Kind == "abort_if" && c.State != events.CondHeld {
+		if c.Kind == "abort_if" && c.State == events.CondFalse {
 			continue
 		}
-		mark := map[events.CondState]string{events.CondHeld: "held", events.CondFalse: "false", events.CondNotYet: "not yet"}[c.State]
+		mark := map[events.CondState]string{events.CondHeld: "held", events.CondFalse: "false", events.CondNotYet: "not yet", events.CondError: "error"}[c.State]
 		l := fmt.Sprintf("    %s %s: %s", c.Kind, s.bold(mark), c.Source)
 		if c.Range != "" {
 			l += s.dim("  (" + c.Range + ")")
 		}
 		out = append(out, l)
-		if c.Reason != "" && c.State != events.CondHeld {
+		if c.Reason != "" && c.State != events.CondHeld && !(c.State == events.CondError && strings.Contains(reason, c.Reason)) {
 			out = append(out, "        "+c.Reason)
 		}
 	}
@@ -229,6 +233,12 @@ func evidenceLines(ev *events.Evidence, s style) []string {
 	for addr, tail := range ev.LogTail {
 		out = append(out, fmt.Sprintf("    last %d lines of %s's log:", len(tail), addr))
 		for _, l := range tail {
+			out = append(out, "      | "+l)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(ev.Output)) {
+		out = append(out, fmt.Sprintf("    last %d lines of %s:", len(ev.Output[k]), k))
+		for _, l := range ev.Output[k] {
 			out = append(out, "      | "+l)
 		}
 	}

@@ -84,6 +84,10 @@ func (s *server) shutdown(grace time.Duration) {
 
 func (s *server) routes() http.Handler {
 	mux := http.NewServeMux()
+	// The root sends a browser to the health page, as servers send / to
+	// their docs or a login: a probe of / sees the 302, not /health's
+	// answer, unless it follows redirects.
+	mux.Handle("GET /{$}", http.RedirectHandler("/health", http.StatusFound))
 	mux.HandleFunc("GET /health", s.health)
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("POST /v1/chat/completions", s.completion(true))

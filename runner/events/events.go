@@ -120,6 +120,10 @@ const (
 	CondHeld    CondState = "held"
 	CondFalse   CondState = "false"
 	CondNotYet  CondState = "not_yet" // could not be evaluated yet: a null, a missing key, a refused connection
+	// CondError is a condition that fails on known values (a type error,
+	// a pattern that does not compile): waiting cannot change it, so the
+	// step fails at once.
+	CondError CondState = "error"
 )
 
 // Condition is one postcondition or abort_if and its latest result.
@@ -128,7 +132,7 @@ type Condition struct {
 	Source       string    `json:"source"`
 	Range        string    `json:"range,omitempty"` // "plan.hcl:12:5"
 	State        CondState `json:"state"`
-	Reason       string    `json:"reason,omitempty"` // why not yet
+	Reason       string    `json:"reason,omitempty"` // why not yet, or the error with its file:line:col
 	ErrorMessage string    `json:"error_message,omitempty"`
 }
 
@@ -196,6 +200,10 @@ type Evidence struct {
 	LogLines   []string            `json:"log_lines,omitempty"` // matching lines, or the last lines of the log
 	LogTail    map[string][]string `json:"log_tail,omitempty"`  // launch addr -> last 40 lines, when a process died
 	History    []Sample            `json:"history,omitempty"`   // the last few observations, oldest first
+	// Output is the end of what a failed command wrote: "self.stdout",
+	// "probe.check.stderr" -> its last lines (a run step, a command
+	// benchmark, an exec probe that exited non-zero).
+	Output map[string][]string `json:"output,omitempty"`
 }
 
 // Sample is one line of waiting history.

@@ -245,6 +245,9 @@ func stepOut(st *Step) string {
 		for _, addr := range slices.Sorted(maps.Keys(ev.LogTail)) {
 			b.WriteString("log tail of " + addr + ":\n" + strings.Join(ev.LogTail[addr], "\n") + "\n")
 		}
+		for _, k := range slices.Sorted(maps.Keys(ev.Output)) {
+			b.WriteString("last lines of " + k + ":\n" + strings.Join(ev.Output[k], "\n") + "\n")
+		}
 	}
 	for _, c := range st.Cleanups {
 		b.WriteString(fmt.Sprintf("cleanup: pid %d %s\n", c.PID, c.Result))

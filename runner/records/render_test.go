@@ -403,3 +403,37 @@ func TestJUnitParses(t *testing.T) {
 		t.Errorf("killed attempt totals %+v", tot)
 	}
 }
+
+// A failed run step shows its command once, also from a record written
+// when the exit action repeated it, and the end of its output.
+func TestShowGivesACommandOnceAndItsOutput(t *testing.T) {
+	code := 3
+	out := &events.Outcome{Status: events.Failed, Reason: "the command exited with status 3", Evidence: &events.Evidence{
+		Output: map[string][]string{"self.stderr": {"RuntimeError: table users is locked"}, "self.stdout": {"applied 41 of 42"}},
+	}}
+	for name, actions := range map[string][]events.Action{
+		"now":    {{Command: "./migrate.sh"}, {ExitCode: &code}},
+		"before": {{Command: "./migrate.sh"}, {Command: "./migrate.sh", ExitCode: &code}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			a := &Attempt{Plan: "db", Number: 1, Outcome: events.Outcome{Status: events.Failed, Failed: "run.migrate"}, Steps: []*Step{{
+				Step:    events.Step{Addr: "run.migrate", Kind: "run", Name: "migrate", Count: 1},
+				Status:  events.Failed,
+				Actions: actions,
+				Outcome: out,
+			}}}
+			got, err := Show(a, Text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(got, "./migrate.sh"); n != 1 {
+				t.Errorf("the command is shown %d times:\n%s", n, got)
+			}
+			for _, want := range []string{"exit code  3", "last lines of self.stderr\n      | RuntimeError: table users is locked\n", "last lines of self.stdout\n      | applied 41 of 42\n"} {
+				if !strings.Contains(got, want) {
+					t.Errorf("show lacks %q:\n%s", want, got)
+				}
+			}
+		})
+	}
+}

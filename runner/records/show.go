@@ -126,9 +126,15 @@ func showStep(p *page, a *Attempt, s *Step) {
 		"error", message,
 		"reason", reason,
 	}
-	for _, act := range s.Actions {
+	for i, act := range s.Actions {
+		ran := act.Command
+		if i > 0 && act.ExitCode != nil && ran == s.Actions[i-1].Command {
+			// Records written before the exit action stopped repeating
+			// the command: show it once.
+			ran = ""
+		}
 		kv = append(kv,
-			"ran", act.Command,
+			"ran", ran,
 			"process", processLine(act),
 			"exit code", exitCode(act.ExitCode),
 		)
@@ -175,6 +181,9 @@ func showStep(p *page, a *Attempt, s *Step) {
 			hist = append(hist, h.Time.Format("15:04:05")+"  "+h.Summary)
 		}
 		p.list("history", hist)
+		for _, k := range slices.Sorted(maps.Keys(ev.Output)) {
+			p.verbatim("last lines of "+k, "", ev.Output[k])
+		}
 		p.verbatim("log lines", "", ev.LogLines)
 		for _, addr := range slices.Sorted(maps.Keys(ev.LogTail)) {
 			p.verbatim("log tail of "+addr, "", ev.LogTail[addr])
@@ -204,6 +213,8 @@ func condLine(c events.Condition) string {
 	switch c.State {
 	case events.CondNotYet:
 		state = "not yet"
+	case events.CondError:
+		state = "error"
 	case events.CondUnknown:
 		state = "unknown"
 	}

@@ -109,6 +109,8 @@ step "wait" "up" {
     method  = "GET"
     headers = { Accept = "text/html" }
     timeout = "2s"
+
+    follow_redirects = true
   }
   probe "gpu" "g" {}
   postcondition {

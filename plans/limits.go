@@ -1,0 +1,440 @@
+package plans
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// The limits below bound what a plan and its inputs may hold and what
+// evaluating them may compute, so that no plan makes validate, explain,
+// fmt or run hang or exhaust memory: CI runs validate on plans from pull
+// requests. Each is documented in the README ("Limits").
+//
+// Where the time goes without them: cty numbers are big.Float, so
+// 1e100000000 is cheap to hold but printing it ("${...}s") writes a
+// hundred million digits, which takes minutes (1e-100000 alone takes
+// seconds); reading long text as a number is quadratic in its length;
+// hcl's parser and evaluator recurse once per nesting level, so a
+// deeply nested expression overflows the stack, which Go cannot recover
+// from; and functions such as range, split or replace allocate in
+// proportion to their arguments' values. So numbers are held to what a
+// 64-bit float can hold everywhere a value is made (literals, variables,
+// locals, function results, arithmetic, observed values), text read as a
+// number is short, nesting is shallow, and functions refuse, before they
+// allocate, results beyond a string or element limit.
+const (
+	// MaxPlanBytes is the size of a plan file. A generated plan of 1,000
+	// steps is 295 KB.
+	MaxPlanBytes = 1 << 20
+	// MaxVarFileBytes is the size of a -var-file.
+	MaxVarFileBytes = 1 << 20
+	// MaxVarValueBytes is the length of a value given with -var or
+	// LOCKSTEP_VAR_NAME.
+	MaxVarValueBytes = 64 << 10
+	// MaxNesting is how deep brackets, blocks, template interpolations,
+	// unary operators and expression trees may nest.
+	MaxNesting = 64
+	// MaxNumberLength is the length of a number, written in a plan or as
+	// text converted to a number (tonumber, parseint, "12" + 1).
+	MaxNumberLength = 1000
+	// MaxStringBytes is the length of a string a value holds: a variable,
+	// a local, a function's result, an observed value. It is what a
+	// command's output keeps (a log probe keeps 8 MiB).
+	MaxStringBytes = 64 << 20
+	// MaxLocalsBytes is what the locals hold together, strings counted by
+	// their length and elements at 16 bytes: many locals each just under
+	// the string limit would otherwise add up without bound.
+	MaxLocalsBytes = 64 << 20
+	// MaxElements is how many elements (of lists, sets, tuples, maps and
+	// objects, nested ones included) one value holds.
+	MaxElements = 100_000
+	// MaxFormatWidth is the largest width or precision in a format verb
+	// (format("%10d", n)).
+	MaxFormatWidth = 1000
+	// MaxRange is how many numbers range makes: go-cty's own limit,
+	// checked first so that the error says it is a limit.
+	MaxRange = 1024
+)
+
+// A number is held to the range of a 64-bit float: beyond it printing
+// the number costs time in proportion to its exponent.
+const (
+	maxNumberText = "1.8e308"
+	minNumberText = "4.9e-324"
+)
+
+// LimitError is a value, an input or an evaluation beyond one of the
+// limits. It is the Extra of the diagnostics that report one (directly,
+// or through a function call's error), so the runner can fail a step at
+// once rather than wait for a limit to stop being exceeded.
+type LimitError struct {
+	msg string // says which limit, by how much, and how to stay within it
+}
+
+func (e *LimitError) Error() string { return e.msg }
+
+// Permanent reports that waiting does not cure a limit exceeded: a step
+// that meets one fails at once (the runner asks its probes' errors so).
+func (e *LimitError) Permanent() bool { return true }
+
+func limitf(format string, args ...any) *LimitError {
+	return &LimitError{msg: fmt.Sprintf(format, args...)}
+}
+
+// ExceedsLimit returns the limit error among diags, if any: one reported
+// directly, or a function's or an operator's error that is one.
+func ExceedsLimit(diags hcl.Diagnostics) error {
+	for _, d := range diags {
+		if d.Severity != hcl.DiagError {
+			continue
+		}
+		switch x := d.Extra.(type) {
+		case *LimitError:
+			return x
+		case hclsyntax.FunctionCallDiagExtra:
+			var le *LimitError
+			if errors.As(x.FunctionCallError(), &le) {
+				return le
+			}
+		}
+		// hcl reports an operator's error with its text only, no Extra;
+		// the only error a bounded operator adds is a number's range.
+		switch d.Expression.(type) {
+		case *hclsyntax.BinaryOpExpr, *hclsyntax.UnaryOpExpr:
+			if strings.Contains(d.Detail, numberRangeText) {
+				return &LimitError{msg: strings.TrimSuffix(strings.TrimPrefix(d.Detail, "Error during operation: "), ".")}
+			}
+		}
+	}
+	return nil
+}
+
+// numberRangeText is in every error about a number's range.
+const numberRangeText = " is out of range: "
+
+// CheckValue checks a value made outside the plan's expressions (an
+// observed probe output, a command's output read as JSON) against the
+// limits on numbers, strings and elements. Unknown and null parts pass.
+func CheckValue(v cty.Value) error {
+	n := 0
+	return checkValue(v, &n)
+}
+
+func checkValue(v cty.Value, elems *int) error {
+	if v == cty.NilVal || !v.IsKnown() || v.IsNull() {
+		return nil
+	}
+	v, _ = v.Unmark()
+	ty := v.Type()
+	switch {
+	case ty == cty.Number:
+		if err := checkNumber(v.AsBigFloat()); err != nil {
+			return err
+		}
+	case ty == cty.String:
+		if n := len(v.AsString()); n > MaxStringBytes {
+			return limitf("a string of %s is longer than the limit of %s", size(n), size(MaxStringBytes))
+		}
+		return nil
+	case ty.IsListType() || ty.IsSetType() || ty.IsTupleType() || ty.IsMapType() || ty.IsObjectType():
+		*elems += v.LengthInt()
+		if *elems > MaxElements {
+			return limitf("a value holds more than %d elements, the limit", MaxElements)
+		}
+		for it := v.ElementIterator(); it.Next(); {
+			_, e := it.Element()
+			if err := checkValue(e, elems); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// sizeOf is what MaxLocalsBytes counts of a value.
+func sizeOf(v cty.Value) int {
+	if v == cty.NilVal || !v.IsKnown() || v.IsNull() {
+		return 0
+	}
+	v, _ = v.Unmark()
+	ty := v.Type()
+	switch {
+	case ty == cty.String:
+		return len(v.AsString())
+	case ty.IsListType() || ty.IsSetType() || ty.IsTupleType() || ty.IsMapType() || ty.IsObjectType():
+		n := 0
+		for it := v.ElementIterator(); it.Next(); {
+			_, e := it.Element()
+			n += 16 + sizeOf(e)
+		}
+		return n
+	}
+	return 16
+}
+
+// localsBudget counts what the locals hold together against MaxLocalsBytes.
+type localsBudget int
+
+// add counts v, or returns the limit error once the locals hold too much.
+func (b *localsBudget) add(v cty.Value) error {
+	if err := CheckValue(v); err != nil {
+		return err
+	}
+	*b += localsBudget(sizeOf(v))
+	if *b > MaxLocalsBytes {
+		return limitf("the locals together hold more than %s, the limit", size(MaxLocalsBytes))
+	}
+	return nil
+}
+
+// checkNumber holds a number to the range of a 64-bit float. It never
+// prints the number: that is what would take the time.
+func checkNumber(f *big.Float) *LimitError {
+	if f.IsInf() || f.Sign() == 0 {
+		return nil
+	}
+	f64, _ := f.Float64()
+	switch {
+	case math.IsInf(f64, 0):
+		return limitf("a number of about 10^%d%snumbers go up to %s in magnitude, as a 64-bit float does", decimalExponent(f), numberRangeText, maxNumberText)
+	case f64 == 0:
+		return limitf("a number of about 10^%d%sa number other than 0 is at least %s in magnitude, as a 64-bit float is", decimalExponent(f), numberRangeText, minNumberText)
+	}
+	return nil
+}
+
+func decimalExponent(f *big.Float) int64 {
+	exp := f.MantExp(nil)
+	return int64(math.Floor(float64(exp) * math.Log10(2)))
+}
+
+// size shows a byte count as the limits are written: 16 MiB, 64 KiB.
+func size(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	case n >= 1<<10:
+		return fmt.Sprintf("%.2f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// limitDiag reports a limit at rng.
+func limitDiag(summary string, err *LimitError, fix string, rng hcl.Range) *hcl.Diagnostic {
+	detail := err.Error()
+	if detail != "" {
+		detail = strings.ToUpper(detail[:1]) + detail[1:] + "."
+	}
+	if fix != "" {
+		detail += " " + fix
+	}
+	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: rng.Ptr(), Extra: err}
+}
+
+// CheckSource checks a plan's or a var file's source against the limits
+// that must hold before hcl reads it: its size, how deep it nests, and
+// how long and how large its numbers are. fmt runs it too: hcl's parser
+// would overflow the stack on deep nesting. max is the size limit for
+// this kind of file.
+func CheckSource(filename string, src []byte, max int) hcl.Diagnostics {
+	if len(src) > max {
+		return hcl.Diagnostics{limitDiag("File too large",
+			limitf("this file is larger than %s, the limit", size(max)),
+			"Split it, or move large data into files the plan's commands read.",
+			hcl.Range{Filename: filename, Start: hcl.InitialPos, End: hcl.InitialPos})}
+	}
+	if strings.HasSuffix(filename, ".json") {
+		return checkJSONSource(filename, src)
+	}
+	return checkTokens(filename, src, hcl.InitialPos, false)
+}
+
+// checkTokens walks the native-syntax tokens of src (a file, or a
+// template when template is true) for nesting and number literals.
+func checkTokens(filename string, src []byte, start hcl.Pos, template bool) hcl.Diagnostics {
+	var tokens hclsyntax.Tokens
+	if template {
+		tokens, _ = hclsyntax.LexTemplate(src, filename, start)
+	} else {
+		tokens, _ = hclsyntax.LexConfig(src, filename, start)
+	}
+	depth, unary := 0, 0
+	for _, t := range tokens {
+		switch t.Type {
+		case hclsyntax.TokenOBrace, hclsyntax.TokenOBrack, hclsyntax.TokenOParen, hclsyntax.TokenTemplateInterp,
+			hclsyntax.TokenTemplateControl, hclsyntax.TokenOQuote, hclsyntax.TokenOHeredoc:
+			depth++
+		case hclsyntax.TokenCBrace, hclsyntax.TokenCBrack, hclsyntax.TokenCParen, hclsyntax.TokenTemplateSeqEnd,
+			hclsyntax.TokenCQuote, hclsyntax.TokenCHeredoc:
+			depth--
+		case hclsyntax.TokenNumberLit:
+			if len(t.Bytes) > MaxNumberLength {
+				return hcl.Diagnostics{limitDiag("Number too long",
+					limitf("this number is %d characters long; the limit is %d", len(t.Bytes), MaxNumberLength),
+					"Write it with an exponent, e.g. 1.5e9.", t.Range)}
+			}
+		}
+		if t.Type == hclsyntax.TokenBang || t.Type == hclsyntax.TokenMinus {
+			unary++
+		} else {
+			unary = 0
+		}
+		if depth+unary > MaxNesting {
+			return hcl.Diagnostics{nestingDiag(t.Range)}
+		}
+	}
+	return nil
+}
+
+func nestingDiag(rng hcl.Range) *hcl.Diagnostic {
+	return limitDiag("Too deeply nested",
+		limitf("this nests more than %d levels deep, the limit", MaxNesting),
+		"Compute the inner parts as locals and refer to them.", rng)
+}
+
+// checkJSONSource checks a JSON plan or var file: nesting, number
+// lengths, and each string that holds a template as a native template
+// (hcl reads those when it evaluates them). encoding/json's decoder
+// walks the file without recursing.
+func checkJSONSource(filename string, src []byte) hcl.Diagnostics {
+	dec := json.NewDecoder(bytes.NewReader(src))
+	dec.UseNumber()
+	depth := 0
+	for {
+		before := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			// io.EOF, or a syntax error that hcl's parser reports better.
+			return nil
+		}
+		rng := offsetRange(filename, src, int(before), int(dec.InputOffset()))
+		switch t := tok.(type) {
+		case json.Delim:
+			if t == '{' || t == '[' {
+				depth++
+			} else {
+				depth--
+			}
+			if depth > MaxNesting {
+				return hcl.Diagnostics{nestingDiag(rng)}
+			}
+		case json.Number:
+			if len(t) > MaxNumberLength {
+				return hcl.Diagnostics{limitDiag("Number too long",
+					limitf("this number is %d characters long; the limit is %d", len(t), MaxNumberLength),
+					"Write it with an exponent, e.g. 1.5e9.", rng)}
+			}
+			if f, _, err := big.ParseFloat(string(t), 10, 512, big.ToNearestEven); err == nil {
+				if err := checkNumber(f); err != nil {
+					return hcl.Diagnostics{numberDiag(err, rng)}
+				}
+			}
+		case string:
+			if !strings.Contains(t, "${") && !strings.Contains(t, "%{") {
+				continue
+			}
+			if diags := checkTokens(filename, []byte(t), rng.Start, true); diags.HasErrors() {
+				return diags
+			}
+			expr, diags := hclsyntax.ParseTemplate([]byte(t), filename, rng.Start)
+			if diags.HasErrors() {
+				continue // hcl reports it when it reads the string
+			}
+			if diags := checkTree(expr); diags.HasErrors() {
+				return diags
+			}
+		}
+	}
+}
+
+// offsetRange is the range of src[from:to] (a JSON token).
+func offsetRange(filename string, src []byte, from, to int) hcl.Range {
+	pos := func(off int) hcl.Pos {
+		off = min(max(off, 0), len(src))
+		line := 1 + bytes.Count(src[:off], []byte("\n"))
+		col := off - bytes.LastIndexByte(src[:off], '\n')
+		return hcl.Pos{Line: line, Column: col, Byte: off}
+	}
+	// The token starts after the separators the decoder skipped.
+	for from < to && from < len(src) && strings.IndexByte(" \t\r\n,:", src[from]) >= 0 {
+		from++
+	}
+	return hcl.Range{Filename: filename, Start: pos(from), End: pos(to)}
+}
+
+// localLimitDiag reports a local whose value is beyond a limit: doubling
+// a string or a list through a chain of locals would otherwise grow
+// without bound.
+func localLimitDiag(l *Local, err error) *hcl.Diagnostic {
+	return limitDiag("Value beyond a limit", limitf("the value of local.%s is beyond a limit: %s", l.Name, err), "Compute a smaller value.", l.Expr.Range())
+}
+
+func numberDiag(err *LimitError, rng hcl.Range) *hcl.Diagnostic {
+	return limitDiag("Number out of range", err, "", rng)
+}
+
+// errTooDeep stops checkTree's walk at the first node too deep, so the
+// walk itself recurses no further than the limit.
+var errTooDeep = errors.New("too deep")
+
+// checkTree checks a parsed native-syntax node: how deep its expressions
+// nest (a long chain such as 1+1+...+1 parses without recursing, but
+// evaluating it recurses once per operator) and that its number literals
+// are in range.
+func checkTree(node hclsyntax.Node) (diags hcl.Diagnostics) {
+	w := &treeChecker{}
+	defer func() {
+		if r := recover(); r != nil {
+			if r != errTooDeep {
+				panic(r)
+			}
+			diags = hcl.Diagnostics{nestingDiag(w.deep)}
+		}
+	}()
+	hclsyntax.Walk(node, w)
+	return w.diags
+}
+
+type treeChecker struct {
+	depth int
+	deep  hcl.Range
+	diags hcl.Diagnostics
+}
+
+func (w *treeChecker) Enter(n hclsyntax.Node) hcl.Diagnostics {
+	e, ok := n.(hclsyntax.Expression)
+	if !ok {
+		return nil
+	}
+	w.depth++
+	if w.depth > MaxNesting {
+		w.deep = e.StartRange()
+		panic(errTooDeep)
+	}
+	if lit, ok := e.(*hclsyntax.LiteralValueExpr); ok && lit.Val.Type() == cty.Number && lit.Val.IsKnown() && !lit.Val.IsNull() {
+		if err := checkNumber(lit.Val.AsBigFloat()); err != nil {
+			w.diags = append(w.diags, numberDiag(err, lit.SrcRange))
+		}
+	}
+	return nil
+}
+
+func (w *treeChecker) Exit(n hclsyntax.Node) hcl.Diagnostics {
+	if _, ok := n.(hclsyntax.Expression); ok {
+		w.depth--
+	}
+	return nil
+}
