@@ -28,8 +28,11 @@ import (
 
 // Launch is what a launch step left for later steps to refer to.
 type Launch struct {
-	Addr    string
-	Process targets.Process
+	Addr string
+	// Process is the launch's process as it stands when called: its
+	// daemon once the launch was followed to one, which may be after the
+	// probe was made.
+	Process func() targets.Process
 	Log     string
 }
 
@@ -562,12 +565,13 @@ func (p *processProbe) Observe(ctx context.Context) (cty.Value, error) {
 	var pids []int
 	switch {
 	case p.launch != nil:
-		st, err := p.t.Inspect(ctx, p.launch.Process)
+		proc := p.launch.Process()
+		st, err := p.t.Inspect(ctx, proc)
 		if err != nil {
 			return cty.NilVal, err
 		}
 		if st.Alive {
-			pids = []int{p.launch.Process.PID}
+			pids = []int{proc.PID}
 		}
 	case p.pid != 0:
 		ps, err := p.t.Processes(ctx, "")
