@@ -85,6 +85,13 @@ func (r *run) state(ctx context.Context, l *launched) (launchState, error) {
 	if err != nil || st.Alive || p.Daemon || st.Replaced || st.ExitCode != 0 {
 		return launchState{ProcessState: st}, err
 	}
+	// The pidfile is read before the processes are listed: a daemon
+	// writes it once it has left the launch's group (setsid), and a list
+	// taken before would give it the group it was leaving.
+	pid, following := 0, ""
+	if l.pidfile != "" {
+		pid, following = readPidfile(ctx, l)
+	}
 	ms, err := l.target.Members(ctx, l.proc)
 	if err != nil {
 		return launchState{}, err
@@ -96,11 +103,11 @@ func (r *run) state(ctx context.Context, l *launched) (launchState, error) {
 		return launchState{ProcessState: st}, nil
 	}
 	var d *targets.ProcessInfo
-	following := ""
-	if l.pidfile != "" {
-		d, following = r.fromPidfile(ctx, l, ms)
-	} else {
+	switch {
+	case l.pidfile == "":
 		d, following = l.settle(ms)
+	case pid > 0:
+		d, following = fromPidfile(l, pid, ms)
 	}
 	if d == nil {
 		return launchState{ProcessState: st, following: following}, nil
@@ -156,23 +163,28 @@ func (l *launched) settle(ms []targets.ProcessInfo) (*targets.ProcessInfo, strin
 // pidfileMax is more than any pid file holds: a pid and a newline.
 const pidfileMax = 64
 
-// fromPidfile reads the launch's pidfile and returns the process it
-// names if that is one of the launch's ms. A missing file, one not yet
-// written, or one naming another process (a stale file from an earlier
-// run) is waited for.
-func (r *run) fromPidfile(ctx context.Context, l *launched, ms []targets.ProcessInfo) (*targets.ProcessInfo, string) {
+// readPidfile reads the pid in the launch's pidfile; 0 and why while
+// the file is missing or not yet written.
+func readPidfile(ctx context.Context, l *launched) (int, string) {
 	b, fi, err := l.target.ReadAt(ctx, l.pidfile, 0, pidfileMax)
 	switch {
 	case err != nil:
-		return nil, fmt.Sprintf("the command exited with status 0; reading its pidfile %s: %v", l.pidfile, err)
+		return 0, fmt.Sprintf("the command exited with status 0; reading its pidfile %s: %v", l.pidfile, err)
 	case !fi.Exists:
-		return nil, fmt.Sprintf("the command exited with status 0; waiting for its pidfile %s", l.pidfile)
+		return 0, fmt.Sprintf("the command exited with status 0; waiting for its pidfile %s", l.pidfile)
 	}
 	line, _, _ := bytes.Cut(b, []byte("\n"))
 	pid, err := strconv.Atoi(string(bytes.TrimSpace(line)))
-	if err != nil {
-		return nil, fmt.Sprintf("the command exited with status 0; waiting for its pidfile %s to hold a pid", l.pidfile)
+	if err != nil || pid <= 0 {
+		return 0, fmt.Sprintf("the command exited with status 0; waiting for its pidfile %s to hold a pid", l.pidfile)
 	}
+	return pid, ""
+}
+
+// fromPidfile returns the process pid (read from the launch's pidfile) if
+// it is one of the launch's ms. One naming another process (a stale file
+// from an earlier run) is waited for.
+func fromPidfile(l *launched, pid int, ms []targets.ProcessInfo) (*targets.ProcessInfo, string) {
 	for i := range ms {
 		if ms[i].PID == pid {
 			return &ms[i], ""

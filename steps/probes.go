@@ -28,8 +28,11 @@ import (
 
 // Launch is what a launch step left for later steps to refer to.
 type Launch struct {
-	Addr    string
-	Process targets.Process
+	Addr string
+	// Process is the launch's process as it stands when called: its
+	// daemon once the launch was followed to one, which may be after the
+	// probe was made.
+	Process func() targets.Process
 	Log     string
 	// Marks are the files later log probes read with since = this launch,
 	// as they were when it started, by Mark.
@@ -490,7 +493,7 @@ type logProbe struct {
 func newLogProbe(ctx context.Context, t targets.Target, s ProbeSpec) (Probe, error) {
 	p := &logProbe{text: s.reads("text"), lines: s.reads("lines")}
 	if s.Launch != nil {
-		p.f = FollowLaunch(t, s.Launch.Process, 0)
+		p.f = FollowLaunch(t, s.Launch.Process(), 0)
 		return p, nil
 	}
 	path, err := attrString(s.Attrs, "path", "")
@@ -581,12 +584,13 @@ func (p *processProbe) Observe(ctx context.Context) (cty.Value, error) {
 	var pids []int
 	switch {
 	case p.launch != nil:
-		st, err := p.t.Inspect(ctx, p.launch.Process)
+		proc := p.launch.Process()
+		st, err := p.t.Inspect(ctx, proc)
 		if err != nil {
 			return cty.NilVal, err
 		}
 		if st.Alive {
-			pids = []int{p.launch.Process.PID}
+			pids = []int{proc.PID}
 		}
 	case p.pid != 0:
 		ps, err := p.t.Processes(ctx, "")
