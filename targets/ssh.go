@@ -422,30 +422,55 @@ func (p *pidWriter) Write(b []byte) (int, error) {
 	return n, nil
 }
 
-// Run runs c.Line with /bin/sh -c on the host, in a session of its own.
-// If the connection drops meanwhile the call fails with ErrDisconnected,
-// and the command may go on running on the host (sshd does not signal
-// it); if ctx ends, the command's process group is sent TERM, then KILL.
-// Either way the Result holds what the command printed until then.
-// Once the command has exited, Run waits at most 2s for processes it left
-// in the background to close its output, and keeps at most 64 MiB of each
-// stream.
+// Run runs c.Line with /bin/sh -c on the host, in a session of its own
+// (sshd's), marked as Start marks a launch: the variable in its
+// environment, and the shell sets its own mark limit (prlimit) before the
+// command runs, so Members finds what it left running (without prlimit,
+// the variable, the session and descent remain). If the connection drops
+// meanwhile the call fails with ErrDisconnected, and the command may go
+// on running on the host (sshd does not signal it); if ctx ends, the
+// command's process group is sent TERM, then KILL, and then every process
+// carrying the mark is killed (Stop). Either way the Result holds what
+// the command printed until then. Once the command has exited, Run waits
+// at most 2s for processes it left in the background to close its
+// output, and keeps at most 64 MiB of each stream.
 func (s *SSH) Run(ctx context.Context, c Command) (Result, error) {
+	mark, err := newMark()
+	if err != nil {
+		return Result{}, s.errorf("run: %w", err)
+	}
+	lim, _ := markLimit(mark)
+	env := map[string]string{markEnv(mark): "1"}
+	maps.Copy(env, c.Env)
+	c.Env = env
 	pre, err := s.prelude(c)
 	if err != nil {
 		return Result{}, err
 	}
 	out, errb := &cappedBuffer{limit: runMaxOutput}, &cappedBuffer{limit: runMaxOutput}
 	start := time.Now()
-	code, sig, err := s.exec(ctx, "run", pre+c.Line, out, errb)
-	res := Result{ExitCode: code, Signal: sig, Stdout: out.b, Stderr: errb.b, Duration: time.Since(start)}
+	code, sig, err := s.exec(ctx, "run", pre+fmt.Sprintf(runMarkLine, lim)+c.Line, out, errb)
+	res := Result{ExitCode: code, Signal: sig, Stdout: out.b, Stderr: errb.b, Duration: time.Since(start), Mark: mark}
 	if err != nil {
 		// What the command printed before the end is kept.
 		res.ExitCode = -1
+		if ctx.Err() != nil {
+			// The group is ended; what left it carries the mark.
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sshOrphanStop)
+			defer cancel()
+			if serr := s.Stop(sctx, Process{Mark: mark}, 0); serr != nil {
+				err = fmt.Errorf("%w; and stopping what it started: %w", err, serr)
+			}
+		}
 		return res, err
 	}
 	return res, nil
 }
+
+// runMarkLine is how a Run's shell marks itself before the command, as a
+// launch's does: the soft RLIMIT_RTTIME limit, which every process it
+// starts inherits.
+const runMarkLine = "prlimit --pid $$ --rttime=%d: >/dev/null 2>&1\n"
 
 // prelude is the shell text that sets up c's directory and environment:
 // exported variables (sshd refuses most SetEnv requests), the target's
