@@ -1055,3 +1055,29 @@ func FuzzLocalParseDiagMsg(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkLocalRun is the cost of a run (an exec probe's observation):
+// the command behind the mark gate, and with the look for what it left,
+// which the runner makes after every run step and exec probe.
+func BenchmarkLocalRun(b *testing.B) {
+	l := NewLocal()
+	ctx := b.Context()
+	b.Run("Run", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := l.Run(ctx, Command{Line: "true"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("RunThenLook", func(b *testing.B) {
+		for b.Loop() {
+			r, err := l.Run(ctx, Command{Line: "true"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := l.Members(ctx, Process{Mark: r.Mark}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
