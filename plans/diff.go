@@ -140,10 +140,8 @@ func (s side) written(expr hcl.Expression) string {
 		}
 		return text
 	}
-	if v, ds := expr.Value(nil); !ds.HasErrors() {
-		if text, ok := valueText(v); ok {
-			return text
-		}
+	if v, ds := expr.Value(nil); !ds.HasErrors() && v.IsWhollyKnown() {
+		return valueString(v)
 	}
 	return ""
 }

@@ -33,9 +33,11 @@ step "launch" "server" {
 		hcl.NewDiagnosticTextWriter(os.Stderr, p.Files, 78, false).WriteDiagnostics(diags)
 		return
 	}
-	// The plan is valid, with a warning: var.token goes into the command
-	// unquoted.
-	fmt.Println(len(diags), diags[0].Summary)
+	// The plan is valid, with warnings: var.token goes into the command
+	// line (ps on the host would show it), and unquoted.
+	for _, d := range diags {
+		fmt.Println(d.Summary)
+	}
 
 	scope, diags := p.Resolve(plans.Inputs{Vars: []string{"backend=triton"}})
 	if diags.HasErrors() {
@@ -53,7 +55,8 @@ step "launch" "server" {
 	timeout, _ := scope.Timeout(step)
 	fmt.Println("gives up after", timeout)
 	// Output:
-	// 1 Unquoted value in a command
+	// Sensitive value in a command line
+	// Unquoted value in a command
 	// launch.server command is sensitive: true
 	// strcontains(self.log, "backend=${var.backend}") = true
 	// gives up after 2m0s

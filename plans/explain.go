@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
-	"github.com/zclconf/go-cty/cty/convert"
 )
 
 // Explain describes in words what each step of p does and what it must
@@ -377,47 +376,18 @@ func heredocBody(text string) string {
 }
 
 // resolve evaluates expr against the Scope; "" when it depends on the run
-// (steps, probes, self). In a template each sensitive part shows as
-// (sensitive) and the rest as resolved.
+// (steps, probes, self). Sensitive parts show as (sensitive) and the rest
+// as resolved (Show).
 func (e *explain) resolve(expr hcl.Expression) string {
 	ctx := e.scope.EvalContext(nil)
-	if t, ok := expr.(*hclsyntax.TemplateExpr); ok {
-		var b strings.Builder
-		for _, part := range t.Parts {
-			v, ds := part.Value(ctx)
-			if ds.HasErrors() {
-				return ""
-			}
-			s, ok := valueText(v)
-			if !ok {
-				return ""
-			}
-			b.WriteString(s)
-		}
-		return b.String()
+	if v, ds := expr.Value(ctx); ds.HasErrors() || !v.IsWhollyKnown() {
+		return ""
 	}
-	v, ds := expr.Value(ctx)
+	sh, ds := Show(expr, ctx)
 	if ds.HasErrors() {
 		return ""
 	}
-	s, _ := valueText(v)
-	return s
-}
-
-// valueText renders a value for explain: strings bare, the rest as HCL.
-func valueText(v cty.Value) (string, bool) {
-	if v.ContainsMarked() {
-		return "(sensitive)", true
-	}
-	if !v.IsWhollyKnown() {
-		return "", false
-	}
-	if !v.IsNull() && v.Type().IsPrimitiveType() {
-		if sv, err := convert.Convert(v, cty.String); err == nil {
-			return sv.AsString(), true
-		}
-	}
-	return showValue(v), true
+	return sh.Text
 }
 
 func (e *explain) variable(v *Variable) varInfo {

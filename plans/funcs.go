@@ -1,6 +1,7 @@
 package plans
 
 import (
+	"encoding/base64"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2/ext/tryfunc"
@@ -17,6 +18,7 @@ import (
 func Functions() map[string]function.Function {
 	fs := map[string]function.Function{
 		"abs":          stdlib.AbsoluteFunc,
+		"base64encode": base64encodeFunc,
 		"ceil":         stdlib.CeilFunc,
 		"chomp":        stdlib.ChompFunc,
 		"coalesce":     stdlib.CoalesceFunc,
@@ -112,6 +114,21 @@ var shellquoteFunc = function.New(&function.Spec{
 	RefineResult: func(b *cty.RefinementBuilder) *cty.RefinementBuilder { return b.NotNull() },
 	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 		return cty.StringVal(ShellQuote(args[0].AsString())), nil
+	},
+})
+
+// base64encodeFunc is Terraform's base64encode: standard encoding, with
+// padding. Marks pass through (function.Call moves an argument's marks
+// to the result), so base64encode(var.token) stays sensitive.
+var base64encodeFunc = function.New(&function.Spec{
+	Description: "Encodes a string's bytes as base64.",
+	Params: []function.Parameter{
+		{Name: "str", Type: cty.String},
+	},
+	Type:         function.StaticReturnType(cty.String),
+	RefineResult: func(b *cty.RefinementBuilder) *cty.RefinementBuilder { return b.NotNull() },
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		return cty.StringVal(base64.StdEncoding.EncodeToString([]byte(args[0].AsString()))), nil
 	},
 })
 

@@ -1042,3 +1042,16 @@ func readLimited(path string, max int) ([]byte, error) {
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, int64(max)+1))
 }
+
+// NameOf reads the name of the plan in the file at path (its plan
+// block's label, else the file name without its extension, as run names
+// its attempts), whether it is valid or not: the attempts of a plan that no longer parses or checks
+// are still found by its name.
+func NameOf(path string) (string, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read plan: %w", err)
+	}
+	p, _ := Parse(path, src)
+	return p.Name, nil
+}

@@ -28,6 +28,15 @@ func (c *checker) command(e hcl.Expression, ctx refContext, i int) hcl.Diagnosti
 	if diags.HasErrors() {
 		return diags
 	}
+	if name := c.sensitiveIn(e, map[string]bool{}); name != "" {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "Sensitive value in a command line",
+			Detail: fmt.Sprintf("%s is written into the command. lockstep shows it as (sensitive) and never puts the script in a command line, but a program the command runs shows its arguments to every user of the host (ps), a launched one for as long as it runs. "+
+				"Pass it in the environment instead: env = { SECRET = %s }, and write \"$SECRET\" in the command.", name, name),
+			Subject: e.Range().Ptr(),
+		})
+	}
 	var parts []hclsyntax.Expression
 	switch t := e.(type) {
 	case *hclsyntax.TemplateExpr:
@@ -61,6 +70,31 @@ func (c *checker) command(e hcl.Expression, ctx refContext, i int) hcl.Diagnosti
 		})
 	}
 	return diags
+}
+
+// sensitiveIn names the first sensitive variable whose value reaches e,
+// directly or through locals ("" when none does).
+func (c *checker) sensitiveIn(e hcl.Expression, seen map[string]bool) string {
+	for _, tr := range e.Variables() {
+		name, ok := attrAt(tr, 1)
+		if !ok {
+			continue
+		}
+		switch tr.RootName() {
+		case "var":
+			if v := c.vars[name]; v != nil && v.Sensitive {
+				return "var." + name
+			}
+		case "local":
+			if l := c.locals[name]; l != nil && !seen[name] {
+				seen[name] = true
+				if s := c.sensitiveIn(l.Expr, seen); s != "" {
+					return s
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // shellClean tells whether the value of e can only carry a variable's or

@@ -2,6 +2,7 @@ package plans
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,6 +40,8 @@ type Scope struct {
 
 	targets cty.Value
 	funcs   map[string]function.Function
+	// moves maps positions in a var file to its masked copy in Files.
+	moves map[string]func(p hcl.Pos, end bool) hcl.Pos
 }
 
 // MissingValue is the Extra of the diagnostic Resolve reports for a
@@ -156,10 +159,14 @@ func (p *Plan) Resolve(in Inputs) (*Scope, hcl.Diagnostics) {
 			if subject == nil {
 				subject = v.DeclRange.Ptr()
 			}
+			why := ": " + err.Error()
+			if v.Sensitive && !v.Type.IsPrimitiveType() {
+				why = "" // it may name the value's own keys
+			}
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid value for variable",
-				Detail:   fmt.Sprintf("The value for %q from %s does not fit its type %s: %s.", v.Name, raw.source, typeexpr.TypeString(v.Type), err),
+				Detail:   fmt.Sprintf("The value for %q from %s does not fit its type %s%s.", v.Name, raw.source, typeexpr.TypeString(v.Type), why),
 				Subject:  subject,
 			})
 			s.Vars[v.Name] = cty.UnknownVal(v.Type)
@@ -183,11 +190,11 @@ func (p *Plan) Resolve(in Inputs) (*Scope, hcl.Diagnostics) {
 		s.Sources[v.Name] = raw.source
 	}
 	if diags.HasErrors() {
-		return s, diags
+		return s, s.moved(diags)
 	}
 
 	for _, v := range p.Variables {
-		diags = append(diags, s.validate(v)...)
+		diags = append(diags, s.hideIn(s.validate(v))...)
 	}
 
 	order, cyclic := localOrder(p.Locals)
@@ -203,7 +210,7 @@ func (p *Plan) Resolve(in Inputs) (*Scope, hcl.Diagnostics) {
 	var budget localsBudget
 	for _, l := range order {
 		val, ds := l.Expr.Value(s.EvalContext(nil))
-		diags = append(diags, ds...)
+		diags = append(diags, s.hideIn(ds)...)
 		if err := budget.add(val); err != nil {
 			// Doubling a string or a list through a chain of locals
 			// would otherwise grow without bound.
@@ -226,7 +233,7 @@ func (p *Plan) Resolve(in Inputs) (*Scope, hcl.Diagnostics) {
 		targets[t.Name] = cty.ObjectVal(attrs)
 	}
 	s.targets = objectOf(targets)
-	return s, diags
+	return s, s.moved(diags)
 }
 
 // parseRaw reads a value given as text (-var, the environment): a string
@@ -236,23 +243,30 @@ func (s *Scope) parseRaw(v *Variable, raw, source string) (cty.Value, hcl.Diagno
 	if v.Type.IsPrimitiveType() || v.Type == cty.DynamicPseudoType {
 		val, err := convert.Convert(cty.StringVal(raw), v.Type)
 		if err != nil {
+			given := fmt.Sprintf("%q", raw)
+			if v.Sensitive {
+				given = "a value (sensitive, not shown)"
+			}
 			return cty.NilVal, hcl.Diagnostics{{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid value for variable",
-				Detail:   fmt.Sprintf("%s gives %q for %q, which must be a %s: %s.", source, raw, v.Name, v.Type.FriendlyName(), err),
+				Detail:   fmt.Sprintf("%s gives %s for %q, which must be a %s: %s.", source, given, v.Name, v.Type.FriendlyName(), err),
 				Subject:  v.DeclRange.Ptr(),
 			}}
 		}
 		return val, nil
 	}
 	filename := fmt.Sprintf("<value for var.%s>", v.Name)
-	s.Files[filename] = &hcl.File{Bytes: []byte(raw)}
+	if !v.Sensitive {
+		// A sensitive value's text is no source to quote.
+		s.Files[filename] = &hcl.File{Bytes: []byte(raw)}
+	}
 	if diags := checkTokens(filename, []byte(raw), hcl.InitialPos, false); diags.HasErrors() {
-		return cty.NilVal, diags
+		return cty.NilVal, s.hideDetail(v, diags)
 	}
 	expr, diags := hclsyntax.ParseExpression([]byte(raw), filename, hcl.InitialPos)
 	if diags.HasErrors() {
-		return cty.NilVal, diags
+		return cty.NilVal, s.hideDetail(v, diags)
 	}
 	if ds := checkTree(expr); ds.HasErrors() {
 		return cty.NilVal, ds
@@ -261,9 +275,25 @@ func (s *Scope) parseRaw(v *Variable, raw, source string) (cty.Value, hcl.Diagno
 	val, ds := expr.Value(nil)
 	diags = append(diags, ds...)
 	if ds.HasErrors() {
-		return cty.NilVal, diags
+		return cty.NilVal, s.hideDetail(v, diags)
 	}
 	return val, diags
+}
+
+// hideDetail keeps only the summary of diagnostics about a sensitive
+// variable's value given as text: hcl's details quote the source they
+// could not read ("There is no variable named ...").
+func (s *Scope) hideDetail(v *Variable, diags hcl.Diagnostics) hcl.Diagnostics {
+	if !v.Sensitive {
+		return diags
+	}
+	out := make(hcl.Diagnostics, len(diags))
+	for i, d := range diags {
+		c := *d
+		c.Detail = fmt.Sprintf("The value given for var.%s (sensitive, not shown) is read as an HCL expression, as for every list, map or object: fix it where it is set.", v.Name)
+		out[i] = &c
+	}
+	return out
 }
 
 // valueTooLong refuses a value given as text (-var, the environment)
@@ -292,14 +322,17 @@ func (s *Scope) readVarFile(p *Plan, path string, names []string) (map[string]fi
 		}}
 	}
 	file, diags := parseSource(path, src, MaxVarFileBytes)
-	if file != nil {
-		s.Files[path] = file
-	}
 	if diags.HasErrors() || file == nil {
+		// Which lines hold a sensitive value cannot be told: no line of
+		// the file is shown when the plan has one.
+		if !p.hasSensitive() {
+			s.Files[path] = file
+		}
 		return nil, diags
 	}
 	attrs, ds := file.Body.JustAttributes()
 	diags = append(diags, ds...)
+	s.maskVarFile(p, path, src, attrs)
 	out := map[string]fileValue{}
 	for _, a := range sortedAttrs(attrs) {
 		if p.Variable(a.Name) == nil {
@@ -318,6 +351,61 @@ func (s *Scope) readVarFile(p *Plan, path string, names []string) (map[string]fi
 		}
 	}
 	return out, diags
+}
+
+func (p *Plan) hasSensitive() bool {
+	for _, v := range p.Variables {
+		if v.Sensitive {
+			return true
+		}
+	}
+	return false
+}
+
+// maskVarFile registers the var file for diagnostics with the value of
+// each sensitive variable shown as (sensitive), and moves the ranges of
+// the diagnostics about it (made before and after, in Resolve) to match.
+func (s *Scope) maskVarFile(p *Plan, path string, src []byte, attrs hcl.Attributes) {
+	var spans [][2]int
+	for _, a := range sortedAttrs(attrs) {
+		if v := p.Variable(a.Name); v != nil && v.Sensitive {
+			r := a.Expr.Range()
+			spans = append(spans, [2]int{r.Start.Byte, r.End.Byte})
+		}
+	}
+	if len(spans) == 0 {
+		s.Files[path] = &hcl.File{Bytes: src}
+		return
+	}
+	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+	masked, move := maskSource(src, spans)
+	s.Files[path] = &hcl.File{Bytes: masked}
+	if s.moves == nil {
+		s.moves = map[string]func(hcl.Pos, bool) hcl.Pos{}
+	}
+	s.moves[path] = move
+}
+
+// moved points the diagnostics' ranges in masked var files at the masked
+// text (copies: a range may be shared).
+func (s *Scope) moved(diags hcl.Diagnostics) hcl.Diagnostics {
+	if len(s.moves) == 0 {
+		return diags
+	}
+	move := func(r *hcl.Range) *hcl.Range {
+		if r == nil || s.moves[r.Filename] == nil {
+			return r
+		}
+		m := s.moves[r.Filename]
+		return &hcl.Range{Filename: r.Filename, Start: m(r.Start, false), End: m(r.End, true)}
+	}
+	out := make(hcl.Diagnostics, len(diags))
+	for i, d := range diags {
+		c := *d
+		c.Subject, c.Context = move(d.Subject), move(d.Context)
+		out[i] = &c
+	}
+	return out
 }
 
 func (s *Scope) validate(v *Variable) hcl.Diagnostics {

@@ -429,6 +429,7 @@ func Language() *Schema {
 func functionDocs() []Func {
 	return []Func{
 		{"abs", "absolute value of a number"},
+		{"base64encode", "encodes a string's bytes as base64 (an Authorization: Basic header)"},
 		{"can", "true when its argument evaluates without error"},
 		{"ceil", "smallest whole number not less than a number"},
 		{"chomp", "removes trailing newlines"},

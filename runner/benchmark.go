@@ -8,6 +8,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"lockstep/loads"
+	"lockstep/plans"
 	"lockstep/runner/events"
 	"lockstep/steps"
 )
@@ -24,20 +25,25 @@ func (s *stepRun) benchmark(ctx, outer context.Context) (events.Outcome, bool) {
 func (s *stepRun) runLoad(ctx, outer context.Context) (events.Outcome, bool) {
 	ectx := s.evalContext(s.r.o.Scope)
 	attrs := map[string]cty.Value{}
+	url := ""
 	for name, expr := range s.st.Load.Attrs {
 		v, diags := expr.Value(ectx)
 		if diags.HasErrors() {
 			return s.errored(fmt.Errorf("load: %s: %s", name, diagText(diags))), true
+		}
+		// A load's errors (and each request's) show its sensitive inputs
+		// (a token in the URL, an Authorization header) as shown.
+		s.noteInput(s.inputs, expr, ectx, v)
+		if name == "url" {
+			if sh, diags := plans.Show(expr, ectx); !diags.HasErrors() {
+				url = sh.Text
+			}
 		}
 		attrs[name], _ = v.UnmarkDeep()
 	}
 	l, err := steps.NewLoad(s.st.Load.Kind, attrs)
 	if err != nil {
 		return s.errored(err), true
-	}
-	url := ""
-	if u, ok := attrs["url"]; ok && u.Type() == cty.String {
-		url = u.AsString()
 	}
 	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: fmt.Sprintf("load %q against %s", s.st.Load.Kind, url)}})
 	res, err := l.Run(ctx, s.t.Dial, func(p loads.Progress) {
@@ -64,10 +70,15 @@ func (s *stepRun) runLoad(ctx, outer context.Context) (events.Outcome, bool) {
 // requests.
 func (s *stepRun) keepLoad(res loads.Result) {
 	s.metrics = res.Metrics
-	s.notes = res.Notes
+	for k, v := range res.Notes {
+		if s.notes == nil {
+			s.notes = map[string]string{}
+		}
+		s.notes[k] = s.inputs.text(v)
+	}
 	for _, rq := range res.Requests {
 		s.requests = append(s.requests, events.Request{
-			StartMS: ms(rq.Start), Status: rq.Status, Error: rq.Error, TTFTMS: ms(rq.TTFT), E2EMS: ms(rq.E2E),
+			StartMS: ms(rq.Start), Status: rq.Status, Error: s.inputs.text(rq.Error), TTFTMS: ms(rq.TTFT), E2EMS: ms(rq.E2E),
 			InputTokens: rq.InputTokens, OutputTokens: rq.OutputTokens,
 		})
 	}
@@ -75,7 +86,7 @@ func (s *stepRun) keepLoad(res loads.Result) {
 		if s.notes == nil {
 			s.notes = map[string]string{}
 		}
-		s.notes[fmt.Sprintf("sample_%d", i+1)] = cut(sample, 500)
+		s.notes[fmt.Sprintf("sample_%d", i+1)] = cut(s.r.guard.text(sample), 500)
 	}
 }
 
@@ -108,7 +119,7 @@ func (s *stepRun) runCommandBenchmark(ctx, outer context.Context) (events.Outcom
 		}
 		m, err := loads.Extract(res.Stdout, specs)
 		if err != nil {
-			return events.Outcome{Status: events.Failed, Reason: fmt.Sprintf("run %d of %d: %v", i+1, runs, err)}, true
+			return events.Outcome{Status: events.Failed, Reason: fmt.Sprintf("run %d of %d: %s", i+1, runs, s.r.guard.text(err.Error()))}, true
 		}
 		for k, v := range m {
 			values[k] = append(values[k], v)

@@ -22,6 +22,9 @@ func (r *run) cleanup(ctx context.Context) {
 		los = r.stopLeftovers(ctx, los, l.seq)
 		p := l.current()
 		c := &events.Cleanup{PID: p.PID, Log: l.proc.Log}
+		if l.shownLog != "" {
+			c.Log = l.shownLog
+		}
 		ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		st, err := l.target.Inspect(ictx, p)
 		var left []targets.ProcessInfo
@@ -35,7 +38,7 @@ func (r *run) cleanup(ctx context.Context) {
 		}
 		switch {
 		case err != nil:
-			c.Result = "could not be checked: " + err.Error()
+			c.Result = "could not be checked: " + r.guard.text(err.Error())
 		case l.keep && (st.Alive || len(left) > 0):
 			c.Kept = true
 			c.Result = fmt.Sprintf("kept running (pid %d, process group %d)", p.PID, p.PGID)
@@ -53,7 +56,7 @@ func (r *run) cleanup(ctx context.Context) {
 			cancel()
 			switch {
 			case err != nil:
-				c.Result = "could not be stopped: " + err.Error()
+				c.Result = "could not be stopped: " + r.guard.text(err.Error())
 			case !st.Alive:
 				c.Result = fmt.Sprintf("%s; stopped the %s it left running", ended, processes(len(left)))
 			case p.Daemon:

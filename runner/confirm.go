@@ -69,8 +69,8 @@ func (s *stepRun) confirm(ctx, outer context.Context, single bool) events.Outcom
 		// One context per turn: every condition and the progress read the
 		// same observation, and the step root and self are built once.
 		ectx := s.evalContext(s.r.o.Scope)
-		if err := s.permanent(); err != nil {
-			return s.finish(events.Outcome{Status: events.Failed, Reason: err.Error()}, s.evaluate(ectx))
+		if reason := s.permanent(); reason != "" {
+			return s.finish(events.Outcome{Status: events.Failed, Reason: reason}, s.evaluate(ectx))
 		}
 		last = s.evaluate(ectx)
 		s.progress(ectx)
@@ -222,14 +222,29 @@ func (s *stepRun) observe(ctx context.Context) {
 	}
 }
 
-// permanent is a probe error that waiting cannot cure (no GPU driver).
-func (s *stepRun) permanent() error {
+// permanent is a probe error that waiting cannot cure (no GPU driver),
+// as shown.
+func (s *stepRun) permanent() string {
 	for _, np := range s.probes {
 		if err := s.errs[np.name]; err != nil && steps.Permanent(err) {
-			return fmt.Errorf("probe.%s: %w", np.name, err)
+			return "probe." + np.name + ": " + s.probeError(np.name)
 		}
 	}
-	return nil
+	return ""
+}
+
+// probeError is why a probe could not be read, as shown: its sensitive
+// inputs as they were shown (a URL with a token in it), and what the
+// world said guarded.
+func (s *stepRun) probeError(name string) string {
+	err := s.errs[name]
+	if err == nil {
+		return ""
+	}
+	if red := s.probeInputs[name]; red != nil {
+		return red.text(err.Error())
+	}
+	return s.r.guard.text(err.Error())
 }
 
 // evaluate decides every abort_if and postcondition against the latest
@@ -324,19 +339,20 @@ func readsSelf(expr hcl.Expression, attr string) bool {
 func (s *stepRun) cond(kind string, c *plans.Condition, ectx *hcl.EvalContext, values map[string]string) events.Condition {
 	res := events.Condition{Kind: kind, Source: c.Source, Range: rangeString(c.DeclRange)}
 	if c.ErrorMessage != nil {
-		if v, diags := c.ErrorMessage.Value(ectx); !diags.HasErrors() {
-			res.ErrorMessage = strings.TrimSpace(renderText(v))
+		if sh, diags := plans.Show(c.ErrorMessage, ectx); !diags.HasErrors() {
+			res.ErrorMessage = strings.TrimSpace(sh.Text)
+			s.r.guard.add(sh.Hidden...)
 		}
 	}
-	referenced(c.Condition, ectx, values)
+	referenced(c.Condition, ectx, values, s.r.guard)
 	if d := knownFailure(plans.PatternErrors(c.Condition, ectx)); d != nil {
-		res.State, res.Reason = events.CondError, diagWhere(d)
+		res.State, res.Reason = events.CondError, s.r.guard.text(diagWhere(d))
 		return res
 	}
 	v, diags := c.Condition.Value(ectx)
 	s.exceeded(kind, c.Source, diags)
 	if d := knownFailure(diags); d != nil {
-		res.State, res.Reason = events.CondError, diagWhere(d)
+		res.State, res.Reason = events.CondError, s.r.guard.text(diagWhere(d))
 		return res
 	}
 	if reason := s.probeErrors(c.Condition); reason != "" && (diags.HasErrors() || !v.IsWhollyKnown()) {
@@ -344,7 +360,8 @@ func (s *stepRun) cond(kind string, c *plans.Condition, ectx *hcl.EvalContext, v
 		return res
 	}
 	if diags.HasErrors() {
-		res.State, res.Reason = events.CondNotYet, diagText(diags)
+		// hcl may quote a value it could not use: guarded.
+		res.State, res.Reason = events.CondNotYet, s.r.guard.text(diagText(diags))
 		return res
 	}
 	v, _ = v.UnmarkDeep()
@@ -393,17 +410,6 @@ func (s *stepRun) exceeded(kind, source string, diags hcl.Diagnostics) {
 	s.limit = fmt.Errorf("%s: %w", kind, err)
 }
 
-// renderText shows a value the plan means as text (an error_message).
-func renderText(v cty.Value) string {
-	if _, marks := v.UnmarkDeep(); hasSensitive(marks) {
-		return redacted
-	}
-	if s, _, err := plain(v); err == nil {
-		return s
-	}
-	return Render(v)
-}
-
 // probeErrors are the reasons the probes an expression reads could not be
 // observed: "probe.health: dial tcp 127.0.0.1:8000: connection refused".
 func (s *stepRun) probeErrors(expr hcl.Expression) string {
@@ -418,8 +424,8 @@ func (s *stepRun) probeErrors(expr hcl.Expression) string {
 			continue
 		}
 		seen[a.Name] = true
-		if err := s.errs[a.Name]; err != nil {
-			out = append(out, "probe."+a.Name+": "+err.Error())
+		if msg := s.probeError(a.Name); msg != "" {
+			out = append(out, "probe."+a.Name+": "+msg)
 		}
 	}
 	return strings.Join(out, "; ")
@@ -507,7 +513,7 @@ func (s *stepRun) progress(ectx *hcl.EvalContext) {
 			// Progress decides nothing: the step goes on without it, and
 			// says so once rather than every turn.
 			s.progressWarned = true
-			s.r.emit(events.Event{Type: events.Warning, Step: &s.ev, Message: "progress cannot be evaluated: " + diagWhere(d)})
+			s.r.emit(events.Event{Type: events.Warning, Step: &s.ev, Message: "progress cannot be evaluated: " + s.r.guard.text(diagWhere(d))})
 		}
 		s.exceeded("progress", "", diags)
 		if !diags.HasErrors() {
@@ -523,7 +529,7 @@ func (s *stepRun) progress(ectx *hcl.EvalContext) {
 	}
 	for _, f := range s.followers {
 		if l := f.LastLine(); l != "" {
-			p.LastLine = l
+			p.LastLine = s.r.guard.text(l)
 		}
 	}
 	if p.Fraction == nil && p.LastLine == "" {
@@ -543,13 +549,13 @@ func (s *stepRun) evidence(t *turn) *events.Evidence {
 		}
 	}
 	for _, f := range s.followers {
-		ev.LogLines = append(ev.LogLines, f.Tail(10)...)
+		ev.LogLines = append(ev.LogLines, s.r.guard.lines(f.Tail(10))...)
 	}
-	for name, err := range s.errs {
+	for name := range s.errs {
 		if ev.Values == nil {
 			ev.Values = map[string]string{}
 		}
-		ev.Values["probe."+name] = "(" + err.Error() + ")"
+		ev.Values["probe."+name] = "(" + s.probeError(name) + ")"
 	}
 	return ev
 }

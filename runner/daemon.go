@@ -30,7 +30,10 @@ type launched struct {
 	proc    targets.Process // what Start started; Stop and Members go by it
 	keep    bool
 	pidfile string // where the daemon writes its pid; "" when the plan names none
-	seq     int    // its place among the launches and leftovers, for cleanup's order
+	// shownLog is the log's path as shown, when a sensitive value is
+	// part of it; "" shows proc.Log.
+	shownLog string
+	seq      int // its place among the launches and leftovers, for cleanup's order
 
 	mu sync.Mutex // guards what follows: the watcher and the step both look
 	// daemon is the process the launch daemonized into, once found.

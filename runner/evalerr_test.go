@@ -98,7 +98,7 @@ func TestConditionErrorsAreTold(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatal(diags.Error())
 			}
-			s := &stepRun{errs: map[string]error{}}
+			s := &stepRun{r: &run{}, errs: map[string]error{}}
 			got := s.cond("postcondition", &plans.Condition{Condition: expr, Source: tc.src}, ectx, map[string]string{})
 			if got.State != tc.want {
 				t.Fatalf("state %q (%s), want %q", got.State, got.Reason, tc.want)

@@ -93,8 +93,9 @@ type run struct {
 
 	outputs map[string]cty.Value // step address (launch.server) -> self outputs
 	targets map[string]targets.Target
-	shown   *plans.Scope // the scope with sensitive values replaced, to show commands
-	http    *steps.HTTPClients
+	// guard redacts sensitive values in what the world says (guard.go).
+	guard *guard
+	http  *steps.HTTPClients
 }
 
 // Run runs the plan once. It returns when every step has ended and every
@@ -112,16 +113,14 @@ func Run(ctx context.Context, o Options) Result {
 		started: time.Now(),
 		outputs: map[string]cty.Value{},
 		targets: map[string]targets.Target{},
-		shown:   o.Scope.Redacted(),
+		guard:   newGuard(o.Scope.Secrets()),
 		http:    steps.NewHTTPClients(),
 	}
-	sc := newScrubber(o.Scope)
 	// The watcher emits too (a launch found to have daemonized).
 	var emitMu sync.Mutex
 	r.emit = func(e events.Event) {
 		emitMu.Lock()
 		defer emitMu.Unlock()
-		e = sc.scrub(e)
 		if e.Time.IsZero() {
 			e.Time = time.Now()
 		}
@@ -199,7 +198,7 @@ func (r *run) target(name string) (targets.Target, error) {
 	}
 	t, err := r.o.Targets(name, r.emit)
 	if err != nil {
-		return nil, fmt.Errorf("target %s: %w", name, err)
+		return nil, fmt.Errorf("target %s: %s", name, r.guard.text(err.Error()))
 	}
 	r.targets[name] = t
 	return t, nil

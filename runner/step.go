@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
 	"lockstep/plans"
@@ -73,6 +74,10 @@ type stepRun struct {
 	stats    map[string]events.MetricStats
 	notes    map[string]string
 	requests []events.Request
+	// inputs redacts the step's errors: its action's sensitive inputs,
+	// then the guard; probeInputs the same for each probe.
+	inputs      *redactor
+	probeInputs map[string]*redactor
 
 	// left is what the step's command left running (leftover.go).
 	left []events.LeftProcess
@@ -111,7 +116,8 @@ func evaluatedOnce(st *plans.Step) bool {
 // step runs one step: its action, then its confirm loop. ctx bounds the
 // step; outer is the attempt's context, whose end means interrupted.
 func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.Step) (out events.Outcome) {
-	s := &stepRun{r: r, st: st, ev: ev, start: time.Now(), values: map[string]cty.Value{}, errs: map[string]error{}, self: map[string]cty.Value{}}
+	s := &stepRun{r: r, st: st, ev: ev, start: time.Now(), values: map[string]cty.Value{}, errs: map[string]error{}, self: map[string]cty.Value{},
+		inputs: &redactor{g: r.guard}, probeInputs: map[string]*redactor{}}
 	r.emit(events.Event{Type: events.StepStarted, Step: &ev})
 	defer func() {
 		// No connection a probe opened outlives its step: the next step
@@ -182,8 +188,11 @@ func (s *stepRun) ended(ctx, outer context.Context) events.Outcome {
 	return events.Outcome{Status: events.TimedOut, Reason: fmt.Sprintf("timed out after %s", s.ev.Timeout), Evidence: s.evidence(nil)}
 }
 
+// errored is a step that could not act or evaluate. The error may quote
+// what the world said (a remote script's stderr): it is guarded, and an
+// action's sensitive inputs are shown as they were shown.
 func (s *stepRun) errored(err error) events.Outcome {
-	return events.Outcome{Status: events.Errored, Reason: err.Error(), Evidence: s.evidence(nil)}
+	return events.Outcome{Status: events.Errored, Reason: s.inputs.text(err.Error()), Evidence: s.evidence(nil)}
 }
 
 // evalContext is what the step's expressions see: the plan's variables and
@@ -235,7 +244,7 @@ func (s *stepRun) outputs() map[string]string {
 		case "log", "stdout", "stderr", "json":
 			continue
 		}
-		out[k] = Render(v)
+		out[k] = Render(v) // lockstep's own values, marked where sensitive
 	}
 	if len(out) == 0 {
 		return nil
@@ -251,14 +260,17 @@ func (s *stepRun) makeProbes(ctx context.Context, readingSelf bool) error {
 			continue
 		}
 		attrs := map[string]cty.Value{}
+		red := &redactor{g: s.r.guard}
+		s.probeInputs[pb.Name] = red
 		for name, expr := range pb.Attrs {
 			if name == "step" {
 				continue
 			}
 			v, diags := expr.Value(ectx)
 			if diags.HasErrors() {
-				return fmt.Errorf("probe %s: %s", pb.Name, diagText(diags))
+				return fmt.Errorf("probe %s: %s", pb.Name, s.r.guard.text(diagText(diags)))
 			}
+			s.noteInput(red, expr, ectx, v)
 			v, _ = v.UnmarkDeep()
 			attrs[name] = v
 		}
@@ -272,7 +284,7 @@ func (s *stepRun) makeProbes(ctx context.Context, readingSelf bool) error {
 		}
 		p, err := steps.NewProbe(ctx, s.t, spec)
 		if err != nil {
-			return fmt.Errorf("probe %s: %w", pb.Name, err)
+			return fmt.Errorf("probe %s: %s", pb.Name, red.text(err.Error()))
 		}
 		if f, ok := p.(steps.Following); ok {
 			s.followers = append(s.followers, f.Follower())
@@ -347,17 +359,68 @@ func readsRoot(attrs map[string]hcl.Expression, root string) bool {
 
 // evalString evaluates, in ectx, an attribute that an action uses (a
 // command, a path): the real value for the action, and the value as shown,
-// with sensitive parts replaced.
+// with sensitive parts replaced (plans.Show). The step's errors then show
+// it as shown, and the guard learns the hidden parts.
 func (s *stepRun) evalString(expr hcl.Expression, ectx *hcl.EvalContext) (real, shown string, err error) {
 	real, sensitive, err := evalText(expr, ectx)
 	if err != nil || !sensitive {
 		return real, real, err
 	}
-	shown = redacted
-	if str, _, err := evalText(expr, s.evalContext(s.r.shown)); err == nil {
-		shown = str
+	sh, diags := plans.Show(expr, ectx)
+	if diags.HasErrors() {
+		sh = plans.Shown{Text: redacted, Hidden: []string{real}}
 	}
-	return real, shown, nil
+	s.inputs.addInput(real, sh)
+	return real, sh.Text, nil
+}
+
+// noteInput tells red how a probe's or a load's input v (from expr) is
+// shown, when it holds something sensitive: a string (a URL) as a whole,
+// a map (headers, env) value by value.
+func (s *stepRun) noteInput(red *redactor, expr hcl.Expression, ectx *hcl.EvalContext, v cty.Value) {
+	if !plans.IsSensitive(v) {
+		return
+	}
+	if real, _, err := plain(v); err == nil {
+		sh, diags := plans.Show(expr, ectx)
+		if diags.HasErrors() {
+			sh = plans.Shown{Text: redacted, Hidden: []string{real}}
+		}
+		red.addInput(real, sh)
+		return
+	}
+	// A map written out (headers = { Authorization = "Bearer ${...}" }):
+	// each element as its own expression shows it.
+	if obj, ok := expr.(*hclsyntax.ObjectConsExpr); ok {
+		for _, item := range obj.Items {
+			iv, diags := item.ValueExpr.Value(ectx)
+			if diags.HasErrors() || !plans.IsSensitive(iv) {
+				continue
+			}
+			if real, _, err := plain(iv); err == nil {
+				if sh, diags := plans.Show(item.ValueExpr, ectx); !diags.HasErrors() {
+					red.addInput(real, sh)
+				}
+				continue
+			}
+			s.noteInput(red, item.ValueExpr, ectx, iv) // a nested map
+		}
+		return
+	}
+	// Any other map: each sensitive element whole.
+	uv, _ := v.Unmark()
+	if uv.IsNull() || !uv.IsKnown() || !uv.CanIterateElements() {
+		return
+	}
+	for it := uv.ElementIterator(); it.Next(); {
+		_, e := it.Element()
+		if !plans.IsSensitive(e) {
+			continue
+		}
+		if real, _, err := plain(e); err == nil {
+			red.addInput(real, plans.Shown{Text: redacted, Hidden: []string{real}})
+		}
+	}
 }
 
 // command builds the step's command from command, env and workdir.
@@ -438,7 +501,7 @@ func (s *stepRun) outputEvidence(out *events.Outcome) {
 	tails := map[string][]string{}
 	add := func(name string, b []byte) {
 		if t := outputTail(b); len(t) > 0 {
-			tails[name] = t
+			tails[name] = s.r.guard.lines(t) // what the command said
 		}
 	}
 	if s.cmdOut != nil {
@@ -490,12 +553,13 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 	if err != nil {
 		return s.errored(err), true
 	}
-	logPath, _, err := evalText(s.st.Log, s.evalContext(s.r.o.Scope))
+	logPath, shownLog, err := s.evalString(s.st.Log, s.evalContext(s.r.o.Scope))
 	if err != nil {
 		return s.errored(fmt.Errorf("log: %w", err)), true
 	}
 	if logPath == "" {
 		logPath = s.r.defaultLog(s.st)
+		shownLog = logPath
 	}
 	if g, diags := s.r.o.Scope.Grace(s.st); !diags.HasErrors() {
 		s.grace = g
@@ -516,16 +580,23 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 		return s.errored(fmt.Errorf("starting %q: %w", shown, err)), true
 	}
 	s.own = &launched{addr: s.ev.Addr, step: s.ev, target: s.t, proc: proc, keep: s.st.Keep || s.r.o.Keep, pidfile: pidfile}
+	if shownLog != logPath {
+		s.own.shownLog = shownLog
+	}
 	s.r.addLaunch(s.own)
 	s.ownLog = steps.FollowStart(s.t, logPath)
 	s.followers = append(s.followers, s.ownLog)
 	s.self["pid"] = cty.NumberIntVal(int64(proc.PID))
 	s.self["pgid"] = cty.NumberIntVal(int64(proc.PGID))
 	s.self["log_path"] = cty.StringVal(logPath)
+	if shownLog != logPath {
+		s.self["log_path"] = s.self["log_path"].Mark(plans.Sensitive)
+		moved = s.inputs.text(moved)
+	}
 	s.self["command"] = cty.StringVal(shown)
 	s.self["alive"] = cty.True
 	s.self["daemonized"] = cty.False
-	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown, PID: proc.PID, PGID: proc.PGID, Log: logPath, MovedLog: moved}})
+	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown, PID: proc.PID, PGID: proc.PGID, Log: shownLog, MovedLog: moved}})
 	return events.Outcome{}, false
 }
 

@@ -95,8 +95,10 @@ func plain(v cty.Value) (string, bool, error) {
 
 // referenced renders the values of every traversal an expression reads
 // that is not a variable or a local (those are the plan's inputs, shown
-// once at the start), for evidence: "probe.health.status" -> "503".
-func referenced(expr hcl.Expression, ctx *hcl.EvalContext, into map[string]string) {
+// once at the start), for evidence: "probe.health.status" -> "503". What
+// the world returned (a probe's value, a command's output) is guarded;
+// lockstep's own values (a pid, self.command as shown) are not.
+func referenced(expr hcl.Expression, ctx *hcl.EvalContext, into map[string]string, g *guard) {
 	if expr == nil {
 		return
 	}
@@ -111,11 +113,40 @@ func referenced(expr hcl.Expression, ctx *hcl.EvalContext, into map[string]strin
 		}
 		v, diags := tr.TraverseAbs(ctx)
 		if diags.HasErrors() {
-			into[name] = "(" + diagText(diags) + ")"
+			into[name] = "(" + g.text(diagText(diags)) + ")"
+			continue
+		}
+		if fromWorld(tr) {
+			into[name] = g.render(v)
 			continue
 		}
 		into[name] = Render(v)
 	}
+}
+
+// ownOutputs are the self outputs lockstep itself makes: what it
+// launched, how, where (never what the world said).
+var ownOutputs = map[string]bool{"pid": true, "pgid": true, "log_path": true, "command": true, "exit_code": true, "alive": true, "metrics": true, "duration_ms": true}
+
+// fromWorld reports whether a traversal reads something the world said:
+// a probe's value, a command's output, a log (self.stdout,
+// step.run.x.stdout), or a whole object holding one.
+func fromWorld(tr hcl.Traversal) bool {
+	attr := func(i int) string {
+		if len(tr) > i {
+			if a, ok := tr[i].(hcl.TraverseAttr); ok {
+				return a.Name
+			}
+		}
+		return ""
+	}
+	switch tr.RootName() {
+	case "self":
+		return !ownOutputs[attr(1)]
+	case "step":
+		return !ownOutputs[attr(3)]
+	}
+	return true
 }
 
 func traversalString(tr hcl.Traversal) string {

@@ -100,5 +100,5 @@ func (r *run) tail(ctx context.Context, l *launched) []string {
 		f = steps.FollowAt(l.target, l.proc.Log, fi.ID, fi.Size-window)
 	}
 	f.Poll(ctx)
-	return f.Tail(tailLines)
+	return r.guard.lines(f.Tail(tailLines))
 }

@@ -34,7 +34,10 @@ import (
 // of a few long-lived worker shells on the connection (see ssh_worker.go):
 // a fresh session pays the login shell's startup, ~/.bashrc included,
 // and a worker pays it once. Environment variables are exported by the
-// script, since sshd refuses most "env" requests.
+// script, since sshd refuses most "env" requests, and every script
+// reaches its shell on a stdin or a pipe, never in a command line: on the
+// host, ps shows only lockstep's constant text and, for a launch, the
+// command as the plan wrote it; env values never.
 type SSH struct {
 	name     string
 	cfg      SSHConfig
@@ -251,7 +254,13 @@ func (s *SSH) exec(ctx context.Context, what, script string, stdout, stderr io.W
 		}
 	}
 
-	cmd := "exec /bin/sh -c " + shellQuote("echo "+pgidMark+"$$ >&2\n"+script)
+	// The script travels on the session's stdin, never in the command
+	// line: it holds the environment's values (and whatever the plan
+	// wrote into the command), and a command line is public on the host
+	// (ps). The shell reads it to its end, then runs it with eval: its
+	// own argv is this constant text, and the command's stdin is at its
+	// end, as it would be with nothing sent.
+	cmd := "exec /bin/sh -c " + shellQuote("echo "+pgidMark+"$$ >&2\n"+stdinScript)
 	ok, err := ch.SendRequest("exec", true, ssh.Marshal(struct{ Command string }{cmd}))
 	if err != nil || !ok {
 		ch.Close()
@@ -264,7 +273,11 @@ func (s *SSH) exec(ctx context.Context, what, script string, stdout, stderr io.W
 		}
 		return 0, "", s.errorf("%s: %w", what, err)
 	}
-	_ = ch.CloseWrite() // stdin: at its end at once
+	go func() {
+		// A write waits for the host to read; a closed channel ends it.
+		_, _ = io.WriteString(ch, script)
+		_ = ch.CloseWrite()
+	}()
 
 	var st exitStatus
 	select {
@@ -362,6 +375,15 @@ done
 	case <-time.After(5 * time.Second):
 	}
 }
+
+// stdinScript reads a script from stdin to its end and runs it in the
+// shell that reads it, so that the script is in no process's argv. The
+// dot keeps the script's trailing newlines, which $(...) would drop.
+// The variable is unset before the script runs, in the same eval.
+const stdinScript = `lockstep_script=$(cat; echo .)
+eval "unset lockstep_script
+${lockstep_script%.}"
+`
 
 // pgidMark starts the line a Run's shell writes first on stderr: its pid,
 // which is its session's process group.
@@ -540,21 +562,28 @@ const stateDir = `d=/tmp/lockstep-"${LOGNAME:-$(id -u)}"` + "\n"
 // and HUP (a trap, unlike an ignored signal, is not inherited by the
 // command) so that Stop's TERM to the group still lets it record how the
 // command ended; sh runs a trap only after the foreground command returns.
-// The command reaches the wrapper and the command's shell in the
-// environment, not in argv: a process probe matching the command line
-// must find the command alone, not its wrapper too.
+// The inner script (the directory, the environment, then exec of the
+// command) comes on stdin and goes on to the command's shell through a
+// pipe: never in an argv (ps shows the wrapper's and the inner shell's
+// constant text, then the command's own), nor in an environment the
+// wrapper keeps for the launch's life. A process probe matching the
+// command line finds the command alone, not its wrapper too.
 // Only the command writes to the log: the wrapper's own stderr, where sh
 // reports "Terminated", is /dev/null, so the command's shell points its
 // output at the log itself (dash prints that report to the command's
 // redirected stderr, were the wrapper to redirect it).
 const launchWrapper = `d=$1 log=$2 lim=$3
+inner=$(cat; echo .)
+exec </dev/null
 st="$d/$$.status"
 rm -f "$st" "$st.tmp"
 trap : TERM INT HUP
 { command exec 4>>"$log"; } 2>/dev/null || { echo "error: cannot open the log $log for writing" >&3; exit 1; }
-c=$LOCKSTEP_COMMAND
-unset LOCKSTEP_COMMAND
-LOCKSTEP_COMMAND=$c /bin/sh -c '[ -n "$1" ] && prlimit --pid $$ --rttime="$1": >/dev/null 2>&1; read -r s </proc/$$/stat; echo "$s" >&3; exec 3>&- 1>&4 2>&4 4>&-; c=$LOCKSTEP_COMMAND; unset LOCKSTEP_COMMAND; exec /bin/sh -c "$c"' lockstep-inner "$lim"
+printf '%s' "${inner%.}" | /bin/sh -c '[ -n "$1" ] && prlimit --pid $$ --rttime="$1": >/dev/null 2>&1; set --; read -r s </proc/$$/stat; echo "$s" >&3; exec 3>&- 1>&4 2>&4 4>&-
+lockstep_script=$(cat; echo .)
+exec </dev/null
+eval "unset s lockstep_script
+${lockstep_script%.}"' lockstep-inner "$lim"
 echo $? >"$st.tmp" && mv -f "$st.tmp" "$st"
 `
 
@@ -572,7 +601,7 @@ mkdir -p -- "$(dirname -- "$log")" || exit
 f="$d/start.$$"
 rm -f "$f"
 mkfifo "$f" || exit
-( exec 3>"$f"; LOCKSTEP_COMMAND=$inner exec setsid /bin/sh -c "$wrapper" lockstep-launch "$d" "$log" "$lim" </dev/null >/dev/null 2>&1 ) &
+( exec 3>"$f"; printf '%s' "$inner" | exec setsid /bin/sh -c "$wrapper" lockstep-launch "$d" "$log" "$lim" >/dev/null 2>&1 ) &
 IFS= read -r line <"$f"
 rm -f "$f"
 case $line in
@@ -619,7 +648,7 @@ func (s *SSH) Start(ctx context.Context, c Command, log string) (Process, error)
 	script := stateDir +
 		fmt.Sprintf("lim=%d\n", lim) +
 		"log=" + remotePath(log) + "\n" +
-		"inner=" + shellQuote(pre+c.Line) + "\n" +
+		"inner=" + shellQuote(pre+"exec /bin/sh -c "+shellQuote(c.Line)+"\n") + "\n" +
 		"wrapper=" + shellQuote(launchWrapper) + "\n" +
 		startScript
 	// Command lines stay out of errors: they may hold a sensitive
@@ -744,7 +773,8 @@ func shellStatus(n int) (int, string) {
 // files that matched: its limit, or its variable as a whole entry of the
 // environment), then every process as procScript does. Two greps, a cat
 // and a head, whatever the number of processes.
-const membersScript = `echo "self $$ $PPID"
+const membersScript = `read -r self </proc/self/stat
+echo "self ${self%% *} $$"
 grep -ls -- "^Max realtime timeout  *$lim " /proc/[0-9]*/limits 2>/dev/null
 grep -lszxF -- "LOCKSTEP_LAUNCH_$mark=1" /proc/[0-9]*/environ 2>/dev/null
 echo "==lockstep-stats"
@@ -1003,7 +1033,8 @@ func (s *SSH) ReadAt(ctx context.Context, path string, off int64, max int) ([]by
 
 // procScript lists every process: its stat lines, then its command lines
 // framed by head's "==> FILE <==" headers: two processes for the lot.
-const procScript = `echo "self $$ $PPID"
+const procScript = `read -r self </proc/self/stat
+echo "self ${self%% *} $$"
 cat /proc/[0-9]*/stat 2>/dev/null
 echo "==lockstep-cmdlines"
 head -v -c 65536 -- /proc/[0-9]*/cmdline 2>/dev/null
@@ -1027,7 +1058,7 @@ func (s *SSH) Processes(ctx context.Context, match string) ([]ProcessInfo, error
 		return nil, err
 	}
 	stats, cmdlines, _ := bytes.Cut(out, []byte("==lockstep-cmdlines\n"))
-	// The script's shell, its children and the worker running it.
+	// The script's subshell, its children and the worker running it.
 	self, worker, lines := scriptSelf(strings.Split(string(stats), "\n"))
 	cmds := splitCmdlines(cmdlines)
 	var list []ProcessInfo

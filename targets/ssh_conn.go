@@ -37,13 +37,22 @@ func (e *HostKeyError) Error() string {
 	if e.Port != 22 {
 		scan += "-p " + strconv.Itoa(e.Port) + " "
 	}
-	scan += host + " >> " + firstOr(e.KnownHosts, "~/.ssh/known_hosts")
+	file := firstOr(e.KnownHosts, "~/.ssh/known_hosts")
 	if e.Changed {
+		// The old key is removed from the file that records it (the
+		// plan's own known_hosts, often), not from ~/.ssh/known_hosts,
+		// which is all a bare ssh-keygen -R edits.
+		if len(e.KnownAt) > 0 {
+			at := e.KnownAt[0]
+			file = at[:strings.LastIndexByte(at, ':')]
+		}
+		scan += host + " >> " + shellWord(file)
 		return fmt.Sprintf("HOST KEY CHANGED for %s: it offered %s %s, but %s records a different key; "+
 			"someone may be intercepting the connection (nothing was sent). "+
-			"If the host was reinstalled, check the new fingerprint out of band, then: ssh-keygen -R '%s' && %s",
-			e.Host, e.KeyType, e.Fingerprint, strings.Join(e.KnownAt, ", "), e.Host, scan)
+			"If the host was reinstalled, check the new fingerprint out of band, then: ssh-keygen -f %s -R %s && %s",
+			e.Host, e.KeyType, e.Fingerprint, strings.Join(e.KnownAt, ", "), shellWord(file), shellWord(e.Host), scan)
 	}
+	scan += host + " >> " + shellWord(file)
 	return fmt.Sprintf("host key of %s is unknown: it offered %s %s, which is not in %s (nothing was sent). "+
 		"If that is the host's fingerprint, add it with: %s",
 		e.Host, e.KeyType, e.Fingerprint, orNone(e.KnownHosts), scan)
@@ -61,6 +70,21 @@ func (e *AuthError) Error() string {
 }
 
 func (e *AuthError) Unwrap() error { return e.Err }
+
+// shellWord is s as one word for a command the user copies: as it is
+// when nothing in it is special to the shell, else quoted ([host]:port
+// is a glob). A leading ~/ stays unquoted, to mean the home.
+func shellWord(s string) string {
+	if rest, ok := strings.CutPrefix(s, "~/"); ok {
+		return "~/" + shellWord(rest)
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@,+=%", r)) {
+			return shellQuote(s)
+		}
+	}
+	return s
+}
 
 func firstOr(s []string, def string) string {
 	if len(s) > 0 {
@@ -341,6 +365,20 @@ func (t authTried) list() []string {
 	return out
 }
 
+// agentTried names the agent's keys by type and fingerprint, as
+// ssh-add -l does, so a user can tell which key the server should have
+// accepted.
+func agentTried(sock string, signers []ssh.Signer) string {
+	if len(signers) == 0 {
+		return fmt.Sprintf("agent (%s): no keys", sock)
+	}
+	var keys []string
+	for _, sg := range signers {
+		keys = append(keys, sg.PublicKey().Type()+" "+ssh.FingerprintSHA256(sg.PublicKey()))
+	}
+	return fmt.Sprintf("agent (%s): %d keys: %s", sock, len(signers), strings.Join(keys, ", "))
+}
+
 // clientConfig builds the credentials and host key check for cfg.
 // release closes the agent connection once the handshake is over.
 func (s *SSH) clientConfig(cfg SSHConfig) (cc *ssh.ClientConfig, tried authTried, release func(), err error) {
@@ -406,7 +444,7 @@ func (s *SSH) clientConfig(cfg SSHConfig) (cc *ssh.ClientConfig, tried authTried
 			tried.agent = fmt.Sprintf("agent: %v", err)
 			break
 		}
-		tried.agent = fmt.Sprintf("agent: %d keys", len(agentSigners))
+		tried.agent = agentTried(sock, agentSigners)
 		signers = append(signers, agentSigners...)
 		release = func() { ac.Close() }
 	}

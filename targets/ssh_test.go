@@ -580,7 +580,7 @@ func TestSSHHostKeys(t *testing.T) {
 	}{
 		{name: "unknown host", known: []string{empty}, parts: []string{want, "is unknown", fmt.Sprintf("ssh-keyscan -p %d 127.0.0.1 >> %s", srv.Port, empty), "nothing was sent"}},
 		{name: "no known_hosts file", known: []string{filepath.Join(t.TempDir(), "absent")}, parts: []string{want, "ssh-keyscan -p"}},
-		{name: "changed key", known: []string{changed}, changed: true, parts: []string{want, "HOST KEY CHANGED", changed + ":1", "ssh-keygen -R"}},
+		{name: "changed key", known: []string{changed}, changed: true, parts: []string{want, "HOST KEY CHANGED", changed + ":1", "ssh-keygen -f " + changed + " -R '[127.0.0.1]:" + strconv.Itoa(srv.Port) + "' && ssh-keyscan -p " + strconv.Itoa(srv.Port) + " 127.0.0.1 >> " + changed}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -667,15 +667,24 @@ func TestSSHAuth(t *testing.T) {
 			t.Fatalf("Run = %+v, %v", r, err)
 		}
 
-		other := filepath.Join(dir, "agent-other")
-		if _, err := sshtest.WriteKey(other, ""); err != nil {
-			t.Fatal(err)
+		// Every key refused: the error names each by its fingerprint.
+		var refused []ssh.PublicKey
+		var keys []string
+		for _, name := range []string{"agent-other", "agent-third"} {
+			f := filepath.Join(dir, name)
+			pub, err := sshtest.WriteKey(f, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			refused, keys = append(refused, pub), append(keys, f)
 		}
 		s = testSSH(t, srv, func(c *SSHConfig) { c.IdentityFiles = []string{missing} })
-		t.Setenv("SSH_AUTH_SOCK", sshtest.StartAgent(t, other))
+		sock := sshtest.StartAgent(t, keys...)
+		t.Setenv("SSH_AUTH_SOCK", sock)
 		_, err := s.Run(ctx, Command{Line: "true"})
-		if err == nil || !strings.Contains(err.Error(), "agent: 1 keys") {
-			t.Fatalf("err = %v, want it to count the agent's keys", err)
+		want := fmt.Sprintf("agent (%s): 2 keys: ssh-ed25519 %s, ssh-ed25519 %s", sock, ssh.FingerprintSHA256(refused[0]), ssh.FingerprintSHA256(refused[1]))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("err = %v, want it to list the agent's keys: %s", err, want)
 		}
 	})
 
@@ -1056,6 +1065,26 @@ func waitNoProcesses(t *testing.T, ctx context.Context, tg Target, match, what s
 			t.Fatalf("%s: %+v", what, left)
 		case <-time.After(100 * time.Millisecond):
 		}
+	}
+}
+
+// A process listing leaves lockstep's own processes out: the worker, the
+// subshell running the listing script and what that script runs.
+func TestSSHProcessesLeavesItselfOut(t *testing.T) {
+	srv := sshtest.StartSSHD(t)
+	s := testSSH(t, srv)
+	ctx := ctxFor(t, time.Minute)
+	own, err := s.Processes(ctx, `lockstep-call|^cat /proc|^head -v -c 65536|/proc/self/stat`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(own) > 0 {
+		t.Errorf("Processes listed lockstep's own: %+v", own)
+	}
+	// Yet it lists the host's processes: this test's own sshd.
+	all, err := s.Processes(ctx, `sshd`)
+	if err != nil || len(all) == 0 {
+		t.Fatalf("Processes(sshd) = %+v, %v", all, err)
 	}
 }
 

@@ -36,9 +36,14 @@ const (
 )
 
 // workerLoop reads a token line, the script's lines up to the token
-// again, runs the script with /bin/sh -c (stdin /dev/null), then writes
-// the token and the exit status on stdout and the token on stderr: the
-// frames' ends. The token is random per call, so no output can forge it.
+// again, runs the script in a subshell (stdin /dev/null; a fork, no exec:
+// cheaper than a new sh), then writes the token and the exit status on
+// stdout and the token on stderr: the frames' ends. The token is random
+// per call, so no output can forge it. The script is never in an argv (a
+// subshell has its worker's, this text): a Start script holds the
+// environment of the command it launches, and a command line is public
+// on the host (ps). In the subshell $$ is the worker's pid; the
+// subshell's own is in /proc/self.
 // $0 is the worker's own token, written once on each stream when it is
 // ready, after whatever the login shell printed.
 const workerLoop = `t=$0
@@ -51,7 +56,7 @@ while IFS= read -r b; do
 		s="$s$l
 "
 	done
-	/bin/sh -c "$s" lockstep-call </dev/null
+	( eval "$s" ) </dev/null # lockstep-call
 	c=$?
 	printf '%s %s\n' "$b" "$c"
 	printf '%s\n' "$b" >&2

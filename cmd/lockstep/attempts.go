@@ -173,7 +173,7 @@ func runAttempts(a attemptsArgs) (string, error) {
 func resolvePlan(override, arg string, needOne bool) (root, plan string, err error) {
 	if arg != "" {
 		if info, err := os.Stat(arg); err == nil && !info.IsDir() {
-			name, err := planName(arg)
+			name, err := plans.NameOf(arg)
 			if err != nil {
 				return "", "", err
 			}
@@ -249,20 +249,6 @@ func whereToLook(override string) string {
 		return ""
 	}
 	return ", nor in the folders below; records are kept beside each plan: name a plan file, or give --records DIR"
-}
-
-// planName is the name a plan file's attempts are kept under: its plan
-// block's label, else the file name without its extension, as run names
-// them (plans.Parse decides both).
-func planName(path string) (string, error) {
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("read plan: %w", err)
-	}
-	// The diagnostics do not matter: attempts of a plan that no longer
-	// parses or checks still show.
-	p, _ := plans.Parse(path, src)
-	return p.Name, nil
 }
 
 // loadAttempt loads attempt n ("last" for the latest) of plan.

@@ -31,6 +31,7 @@ func commands() map[string]command {
 		"validate": {"check plans without running anything", validateCommand},
 		"fmt":      {"lay out plan files canonically", fmtCommand},
 		"explain":  {"say what each step does and what it must observe to move on", explainCommand},
+		"mcp":      {"serve lockstep to AI agents over the Model Context Protocol (stdio)", mcpCommand},
 		"run":      {"run a plan: one attempt, recorded; --matrix for several", runCmd},
 		"attempts": {"the table of attempts; show one; diff two", attemptsCmd},
 		"version":  {"print this binary's version, from its build information", versionCmd},

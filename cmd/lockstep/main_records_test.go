@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"lockstep/plans"
 	"lockstep/runner/events"
 	"lockstep/runner/records"
 )
@@ -223,8 +224,8 @@ func TestPlanNameFromTheFile(t *testing.T) {
 		os.WriteFile(p, []byte(want), 0o600)
 	}
 	for file, want := range map[string]string{"a.hcl": "named", "b.hcl": "b", "c.hcl": "c", "d.json": "from_json"} {
-		if got, err := planName(filepath.Join(dir, file)); err != nil || got != want {
-			t.Errorf("planName(%s) = %q, %v; want %q", file, got, err, want)
+		if got, err := plans.NameOf(filepath.Join(dir, file)); err != nil || got != want {
+			t.Errorf("plans.NameOf(%s) = %q, %v; want %q", file, got, err, want)
 		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -191,90 +190,52 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 // runAttempt runs the plan once and returns the attempt's number and the
 // exit code.
 func runAttempt(ctx, force context.Context, signalled func() *ending, f runFlags, p *plans.Plan, scope *plans.Scope, root, note string, args []string, stdout, stderr *output) (int, int) {
-	w, err := records.Open(root, p.Name)
+	view, closeView := newView(f, stdout)
+	at, err := runner.RunRecorded(ctx, runner.Recorded{
+		Options: runner.Options{
+			Plan:     p,
+			Scope:    scope,
+			Observer: view,
+			Start:    events.Start{Host: hostname(), User: username(), Note: note, Args: redactArgs(p, args), Lockstep: buildVersion()},
+			Keep:     f.keep,
+			Force:    force,
+		},
+		Records: root,
+		Opened: func(w *records.Writer) {
+			// A write to stdout or stderr that fails is kept in the record
+			// as a warning: the record says why the output stops.
+			lost := func(msg string) { w.Emit(events.Event{Type: events.Warning, Time: time.Now(), Message: msg}) }
+			stdout.onLost(lost)
+			stderr.onLost(lost)
+		},
+		RecordFailed: func(err error) {
+			errorf(stderr, "the record cannot be written: %v", err)
+			hintf(stderr, "the run goes on, but will not exit 0: its record is not whole (exit status %d)", exitLost)
+		},
+		PlanNotKept: func(err error) { errorf(stderr, "cannot keep the plan in the record: %v", err) },
+		NotKept: func(n int) string {
+			return fmt.Sprintf("the record of attempt %d is incomplete (exit status %d)", n, exitLost)
+		},
+	})
 	if err != nil {
+		closeView()
 		errorf(stderr, "cannot keep the attempt's record: %v", err)
 		hintf(stderr, "choose another folder with --records DIR")
 		return 0, exitUsage
 	}
-	w.OnError(func(err error) {
-		errorf(stderr, "the record cannot be written: %v", err)
-		hintf(stderr, "the run goes on, but will not exit 0: its record is not whole (exit status %d)", exitLost)
-	})
-	if err := w.SavePlan(p.Source); err != nil {
-		errorf(stderr, "cannot keep the plan in the record: %v", err)
-	}
-	// A write to stdout or stderr that fails is kept in the record as a
-	// warning: the record says why the output stops.
-	lost := func(msg string) { w.Emit(events.Event{Type: events.Warning, Time: time.Now(), Message: msg}) }
-	stdout.onLost(lost)
-	stderr.onLost(lost)
-	view, closeView := newView(f, stdout)
-	// The verdict is shown once the record is closed, so that a run whose
-	// record is not whole never prints "confirmed" as if it were kept.
-	final := &heldVerdict{next: view}
-	obs := events.Observers{w, final}
-	start := events.Start{Host: hostname(), User: username(), Note: note, Args: redactArgs(p, args), Lockstep: buildVersion()}
-	res := runner.Run(ctx, runner.Options{
-		Plan:     p,
-		Scope:    scope,
-		Targets:  runner.OpenTarget(p, scope),
-		Observer: obs,
-		Attempt:  w.Number(),
-		Start:    start,
-		Keep:     f.keep,
-		LogDir:   filepath.Join(w.Dir(), "logs"),
-		Force:    force,
-	})
-	code := res.ExitCode()
-	if e := signalled(); e != nil && res.Status == events.Interrupted {
+	code := at.Result.ExitCode()
+	if e := signalled(); e != nil && at.Result.Status == events.Interrupted {
 		code = e.code
 	}
-	werr := w.Close()
-	if werr != nil {
-		final.notKept(fmt.Sprintf("the record of attempt %d is incomplete (exit status %d)", w.Number(), exitLost))
-	}
-	final.show()
 	closeView()
 	stdout.onLost(nil)
 	stderr.onLost(nil)
-	if werr != nil {
-		errorf(stderr, "%v", werr)
-		hintf(stderr, "exit status %d: a run whose record is not whole has no verdict to keep; free the space or restore the permissions of %s, then run again", exitLost, w.Dir())
+	if at.RecordErr != nil {
+		errorf(stderr, "%v", at.RecordErr)
+		hintf(stderr, "exit status %d: a run whose record is not whole has no verdict to keep; free the space or restore the permissions of %s, then run again", exitLost, at.Dir)
 		code = max(code, exitLost)
 	}
-	return w.Number(), code
-}
-
-// heldVerdict passes every event on to the view but the attempt's
-// verdict, which it holds until show: the verdict shown must say whether
-// the record that keeps it is whole.
-type heldVerdict struct {
-	next  events.Observer
-	final *events.Event
-}
-
-func (h *heldVerdict) Emit(e events.Event) {
-	if e.Type == events.AttemptFinished && e.Outcome != nil {
-		h.final = &e
-		return
-	}
-	h.next.Emit(e)
-}
-
-func (h *heldVerdict) notKept(why string) {
-	if h.final != nil {
-		o := *h.final.Outcome
-		o.NotKept = why
-		h.final.Outcome = &o
-	}
-}
-
-func (h *heldVerdict) show() {
-	if h.final != nil {
-		h.next.Emit(*h.final)
-		h.final = nil
-	}
+	return at.Number, code
 }
 
 // writeJUnit writes the JUnit report of the given attempts, read back

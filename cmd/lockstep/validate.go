@@ -50,24 +50,6 @@ func parseValidateFlags(args []string) (validateFlags, error) {
 	return f, nil
 }
 
-// jsonValidation is validate --json's output.
-type jsonValidation struct {
-	FormatVersion string     `json:"format_version"`
-	Valid         bool       `json:"valid"`
-	ErrorCount    int        `json:"error_count"`
-	WarningCount  int        `json:"warning_count"`
-	Plans         []jsonPlan `json:"plans"`
-}
-
-type jsonPlan struct {
-	Path         string           `json:"path"`
-	Name         string           `json:"name,omitempty"`
-	Valid        bool             `json:"valid"`
-	ErrorCount   int              `json:"error_count"`
-	WarningCount int              `json:"warning_count"`
-	Diagnostics  []jsonDiagnostic `json:"diagnostics"`
-}
-
 func validateCommand(args []string, stdout, stderr io.Writer) int {
 	f, err := parseValidateFlags(args)
 	if err != nil {
@@ -79,21 +61,14 @@ func validateCommand(args []string, stdout, stderr io.Writer) int {
 				fmt.Sprintf("name the plan files, e.g. lockstep validate %s", filepath.Join(path, "*.hcl")))
 		}
 	}
-	out := jsonValidation{FormatVersion: "1", Valid: true}
+	out := plans.Validation{FormatVersion: plans.ValidationVersion, Valid: true}
 	for _, path := range f.Plans {
 		p, diags := plans.ParseFile(path)
-		errs, warns := countDiagnostics(diags)
-		out.ErrorCount += errs
-		out.WarningCount += warns
-		out.Valid = out.Valid && errs == 0
+		out.Add(path, p, diags)
 		if f.JSON {
-			jp := jsonPlan{Path: path, Valid: errs == 0, ErrorCount: errs, WarningCount: warns, Diagnostics: toJSONDiagnostics(p.Files, diags)}
-			if errs == 0 {
-				jp.Name = p.Name
-			}
-			out.Plans = append(out.Plans, jp)
 			continue
 		}
+		errs, warns := countDiagnostics(diags)
 		writeDiagnostics(stderr, p.Files, diags)
 		switch {
 		case errs > 0:
