@@ -57,14 +57,16 @@ func (s *stepRun) leftBy(ctx context.Context, res targets.Result) {
 	case keep:
 		then = "kept running after the run (--keep)"
 	}
-	msg := fmt.Sprintf("the command left %s running: %s; %s", processes(len(ms)), procList(ms), then)
+	msg := fmt.Sprintf("the command left %s running: %s; %s", processes(len(ms)), procList(s.r.guard, ms), then)
 	if err != nil {
 		msg = fmt.Sprintf("could not look for processes the command left running (%v); whatever carries its mark is %s", err, then)
 	}
 	for _, m := range ms {
-		s.left = append(s.left, events.LeftProcess{PID: m.PID, Command: cut(m.Command, procShown)})
+		s.left = append(s.left, events.LeftProcess{PID: m.PID, Command: cut(s.r.guard.text(m.Command), procShown)})
 	}
-	s.r.emit(events.Event{Type: events.Warning, Step: &s.ev, Message: msg})
+	// A command line may hold a sensitive value (redis-server
+	// --requirepass ...), and so may an error quoting the host.
+	s.r.emit(events.Event{Type: events.Warning, Step: &s.ev, Message: s.r.guard.text(msg)})
 }
 
 // procShown is how much of a command line a list of processes shows.
@@ -74,8 +76,9 @@ const procShown = 60
 const procsListed = 5
 
 // procList names processes for people: "pid 123 (redis-server
-// *:6379), pid 124 (sleep 99)".
-func procList(ms []targets.ProcessInfo) string {
+// *:6379), pid 124 (sleep 99)". A command line is guarded before it is
+// cut, so no part of a sensitive value is left to show.
+func procList(g *guard, ms []targets.ProcessInfo) string {
 	var parts []string
 	for i, m := range ms {
 		if i == procsListed {
@@ -83,7 +86,7 @@ func procList(ms []targets.ProcessInfo) string {
 			break
 		}
 		p := "pid " + strconv.Itoa(m.PID)
-		if c := strings.TrimSpace(m.Command); c != "" {
+		if c := strings.TrimSpace(g.text(m.Command)); c != "" {
 			p += " (" + cut(c, procShown) + ")"
 		}
 		parts = append(parts, p)
@@ -118,17 +121,18 @@ func (r *run) stopLeftover(ctx context.Context, lo *leftover) {
 		c.Result = "what its command left running had ended"
 	case lo.keep:
 		c.Kept = true
-		c.Result = fmt.Sprintf("kept the %s its command left running: %s", processes(len(ms)), procList(ms))
+		c.Result = fmt.Sprintf("kept the %s its command left running: %s", processes(len(ms)), procList(r.guard, ms))
 	default:
 		sctx, cancel := context.WithTimeout(ctx, r.o.StopGrace+lookWait)
 		err := lo.target.Stop(sctx, lo.owner, r.o.StopGrace)
 		cancel()
 		if err != nil {
-			c.Result = fmt.Sprintf("the %s its command left running (%s) could not be stopped: %v", processes(len(ms)), procList(ms), err)
+			c.Result = fmt.Sprintf("the %s its command left running (%s) could not be stopped: %v", processes(len(ms)), procList(r.guard, ms), err)
 		} else {
-			c.Result = fmt.Sprintf("stopped the %s its command left running: %s", processes(len(ms)), procList(ms))
+			c.Result = fmt.Sprintf("stopped the %s its command left running: %s", processes(len(ms)), procList(r.guard, ms))
 		}
 	}
+	c.Result = r.guard.text(c.Result)
 	ev := events.Step{Addr: lo.addr}
 	r.emit(events.Event{Type: events.ProcessStopped, Step: &ev, Cleanup: c})
 }
@@ -149,12 +153,12 @@ func (s *stepRun) probeLeft(np namedProbe) {
 		s.probeWarned = map[string]bool{}
 	}
 	s.probeWarned[np.name] = true
-	msg := fmt.Sprintf("probe.%s: its command left %s running: %s; stopped at once, as after every observation of this step (a probe must not start processes: a server belongs in a launch step)", np.name, processes(len(ms)), procList(ms))
+	msg := fmt.Sprintf("probe.%s: its command left %s running: %s; stopped at once, as after every observation of this step (a probe must not start processes: a server belongs in a launch step)", np.name, processes(len(ms)), procList(s.r.guard, ms))
 	switch {
 	case err != nil && len(ms) == 0:
 		msg = fmt.Sprintf("probe.%s: could not look for processes its command left running: %v", np.name, err)
 	case err != nil:
-		msg = fmt.Sprintf("probe.%s: its command left %s running: %s; stopping them failed: %v", np.name, processes(len(ms)), procList(ms), err)
+		msg = fmt.Sprintf("probe.%s: its command left %s running: %s; stopping them failed: %v", np.name, processes(len(ms)), procList(s.r.guard, ms), err)
 	}
-	s.r.emit(events.Event{Type: events.Warning, Step: &s.ev, Message: msg})
+	s.r.emit(events.Event{Type: events.Warning, Step: &s.ev, Message: s.r.guard.text(msg)})
 }
