@@ -191,15 +191,26 @@ func (o OpenAI) prepare(dial Dialer) (*openaiRun, error) {
 		DialContext:         dial.orDefault(),
 		MaxIdleConns:        conns,
 		MaxIdleConnsPerHost: conns,
-		IdleConnTimeout:     90 * time.Second,
-		DisableCompression:  true,
-		ForceAttemptHTTP2:   false,
+		// Servers close kept-alive connections they think idle: uvicorn
+		// (vLLM, SGLang) and llama-server after 5 s. A request written on
+		// one as it closes is lost, and is counted so: it is never sent
+		// again, since nothing tells a request the server never read from
+		// one it took and then crashed on (a non-streamed answer sends no
+		// byte until it is done). Closing ours first, below those 5 s,
+		// keeps the race away from the servers people run.
+		IdleConnTimeout:    idleConnTimeout,
+		DisableCompression: true,
+		ForceAttemptHTTP2:  false,
 	}}
 	return r, nil
 }
 
 // discoverModel asks the server which model it serves, as a user of
 // bench_serving would by reading /v1/models.
+// idleConnTimeout is how long the load keeps an idle connection: below
+// the 5 s keep-alive of the common servers.
+const idleConnTimeout = 4 * time.Second
+
 func (r *openaiRun) discoverModel(ctx context.Context) (string, error) {
 	u, _ := url.Parse(r.o.URL)
 	i := strings.LastIndex(u.Path, "/completions")

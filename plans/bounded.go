@@ -394,28 +394,32 @@ func CheckJSON(data []byte) error {
 // results are bounded.
 func boundOperators(node hclsyntax.Node) {
 	ops := map[*hclsyntax.Operation]*hclsyntax.Operation{}
-	bound := func(op *hclsyntax.Operation) *hclsyntax.Operation {
-		if op == nil || op.Type != cty.Number {
-			return op
-		}
-		if b, ok := ops[op]; ok {
-			return b
-		}
-		b := *op
-		b.Impl = checkedResult(op.Impl)
-		ops[op] = &b
-		ops[&b] = &b // a tree bound twice keeps one wrapper
-		return &b
-	}
 	hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
 		switch e := n.(type) {
 		case *hclsyntax.BinaryOpExpr:
-			e.Op = bound(e.Op)
+			e.Op = boundOperation(ops, e.Op)
 		case *hclsyntax.UnaryOpExpr:
-			e.Op = bound(e.Op)
+			e.Op = boundOperation(ops, e.Op)
 		}
 		return nil
 	})
+}
+
+// boundOperation is op with its result checked, when it is arithmetic;
+// ops holds the operations bound so far, so that each has one wrapper and
+// a tree bound twice keeps it.
+func boundOperation(ops map[*hclsyntax.Operation]*hclsyntax.Operation, op *hclsyntax.Operation) *hclsyntax.Operation {
+	if op == nil || op.Type != cty.Number {
+		return op
+	}
+	if b, ok := ops[op]; ok {
+		return b
+	}
+	b := *op
+	b.Impl = checkedResult(op.Impl)
+	ops[op] = &b
+	ops[&b] = &b
+	return &b
 }
 
 // checkedResult is f with its result checked against the limits; its

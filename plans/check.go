@@ -47,6 +47,8 @@ type checker struct {
 	// var, local, step and target as objects: the same in every context
 	roots    map[string]cty.Value
 	contexts map[*Step]*hcl.EvalContext
+	shared   map[string]*hcl.EvalContext // by step kind and probes
+	values   map[evalKey]cty.Value
 }
 
 func (d *decoder) check() hcl.Diagnostics {
@@ -58,6 +60,8 @@ func (d *decoder) check() hcl.Diagnostics {
 		steps:    map[string]int{},
 		funcs:    map[string]bool{},
 		contexts: map[*Step]*hcl.EvalContext{},
+		shared:   map[string]*hcl.EvalContext{},
+		values:   map[evalKey]cty.Value{},
 	}
 	for name := range d.funcs {
 		c.funcs[name] = true
@@ -173,12 +177,26 @@ func outputsObject(outs []Output) cty.Value {
 }
 
 // evalContext returns the typed-unknown context for expressions of step
-// (nil outside steps), built once per step.
+// (nil outside steps). Steps of one kind with the same probes see the
+// same values, so they share one, built once.
 func (c *checker) evalContext(step *Step) *hcl.EvalContext {
 	if ctx, ok := c.contexts[step]; ok {
 		return ctx
 	}
-	ctx := c.newEvalContext(step)
+	key := ""
+	if step != nil {
+		var b strings.Builder
+		b.WriteString("step\x00" + step.Kind)
+		for _, p := range step.Probes {
+			b.WriteString("\x00" + p.Name + "\x00" + p.Kind)
+		}
+		key = b.String()
+	}
+	ctx, ok := c.shared[key]
+	if !ok {
+		ctx = c.newEvalContext(step)
+		c.shared[key] = ctx
+	}
 	c.contexts[step] = ctx
 	return ctx
 }
@@ -353,8 +371,37 @@ func (c *checker) typed(e hcl.Expression, ctx refContext, stepIdx int) (cty.Valu
 	if stepIdx >= 0 {
 		step = c.plan.Steps[stepIdx]
 	}
-	v, ds := e.Value(c.evalContext(step))
+	v, ds := c.value(e, c.evalContext(step))
 	return v, append(diags, ds...)
+}
+
+// evalKey is an expression by its source text, in a context.
+type evalKey struct {
+	ctx *hcl.EvalContext
+	src string
+}
+
+// value evaluates e in ctx, once for each text in each context: the same
+// text parses into the same tree, and steps of a kind repeat their
+// conditions and commands. A value that came with diagnostics is not
+// kept, so that each place reports its own.
+func (c *checker) value(e hcl.Expression, ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
+	src := ""
+	if _, ok := e.(hclsyntax.Expression); ok {
+		src = c.text(e.Range())
+	}
+	if src == "" {
+		return e.Value(ctx)
+	}
+	key := evalKey{ctx, src}
+	if v, ok := c.values[key]; ok {
+		return v, nil
+	}
+	v, diags := e.Value(ctx)
+	if len(diags) == 0 {
+		c.values[key] = v
+	}
+	return v, diags
 }
 
 // syntax checks what only the syntax tree shows: calls to unknown
@@ -543,7 +590,7 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 	}
 	schema := c.lang.Step.Attrs
 	if kind != nil {
-		schema = append(append([]Attr(nil), schema...), kind.Attrs...)
+		schema = c.ownOf(kind).schema
 	}
 	for _, a := range []struct {
 		name string
@@ -674,8 +721,14 @@ func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {
 			diags = append(diags, checkDuration(e, v, "timeout", true)...)
 		}
 	}
-	if p.stepExpr != nil && strings.HasPrefix(p.Step, "launch.") {
-		if tr, ds := hcl.AbsTraversalForExpr(p.stepExpr); !ds.HasErrors() {
+	for _, ref := range []struct {
+		expr hcl.Expression
+		addr string
+	}{{p.stepExpr, p.Step}, {p.sinceExpr, p.Since}} {
+		if ref.expr == nil || !strings.HasPrefix(ref.addr, "launch.") {
+			continue
+		}
+		if tr, ds := hcl.AbsTraversalForExpr(ref.expr); !ds.HasErrors() {
 			if d := c.ref(tr, ctxAction, i); d != nil {
 				diags = append(diags, d)
 			}

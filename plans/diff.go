@@ -457,6 +457,9 @@ func (s side) probeFacts(p *Probe) []fact {
 	if p.Step != "" {
 		fs = append(fs, fact{key: prefix + "step", value: "step." + p.Step, code: true})
 	}
+	if p.Since != "" {
+		fs = append(fs, fact{key: prefix + "since", value: "step." + p.Since, code: true})
+	}
 	var names []string
 	if k := s.e.lang.ProbeKind(p.Kind); k != nil {
 		for _, a := range k.Attrs {

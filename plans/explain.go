@@ -210,6 +210,9 @@ func (e *explain) probe(pr *Probe) {
 	if pr.Step != "" {
 		head += " on step." + pr.Step
 	}
+	if pr.Since != "" {
+		head += " since step." + pr.Since + " started"
+	}
 	e.w.field(fmt.Sprintf("Probe %q", pr.Name), head)
 	var names []string
 	if k := e.lang.ProbeKind(pr.Kind); k != nil {

@@ -3,6 +3,7 @@ package plans
 import (
 	"encoding/base64"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2/ext/tryfunc"
 	"github.com/zclconf/go-cty/cty"
@@ -46,8 +47,8 @@ func Functions() map[string]function.Function {
 		"min":          stdlib.MinFunc,
 		"parseint":     stdlib.ParseIntFunc,
 		"range":        stdlib.RangeFunc,
-		"regex":        stdlib.RegexFunc,
-		"regexall":     stdlib.RegexAllFunc,
+		"regex":        typeByPattern(stdlib.RegexFunc),
+		"regexall":     typeByPattern(stdlib.RegexAllFunc),
 		"replace":      stdlib.ReplaceFunc,
 		"reverse":      stdlib.ReverseListFunc,
 		"shellquote":   shellquoteFunc,
@@ -96,6 +97,49 @@ func Functions() map[string]function.Function {
 	fs["can"] = tryfunc.CanFunc
 	fs["try"] = tryfunc.TryFunc
 	return fs
+}
+
+// typeByPattern is regex or regexall (f) with its result type kept for
+// each pattern: the type is the pattern's capture groups, and f compiles
+// the pattern to learn it at every call, where validation only asks the
+// type (the text it applies to is not known yet) and a run asks it at
+// every evaluation. Calls with known arguments still go to f.
+func typeByPattern(f function.Function) function.Function {
+	// Patterns are the plan's own, or made at run time: at most so many
+	// are kept.
+	const keep = 256
+	var mu sync.Mutex
+	types := map[string]cty.Type{}
+	return function.New(&function.Spec{
+		Description: f.Description(),
+		Params:      f.Params(),
+		Type: func(args []cty.Value) (cty.Type, error) {
+			if !args[0].IsKnown() || args[0].IsNull() {
+				return f.ReturnTypeForValues(args)
+			}
+			pattern := args[0].AsString()
+			mu.Lock()
+			ty, ok := types[pattern]
+			mu.Unlock()
+			if ok {
+				return ty, nil
+			}
+			ty, err := f.ReturnTypeForValues(args)
+			if err != nil {
+				return ty, err
+			}
+			mu.Lock()
+			if len(types) < keep {
+				types[pattern] = ty
+			}
+			mu.Unlock()
+			return ty, nil
+		},
+		RefineResult: func(b *cty.RefinementBuilder) *cty.RefinementBuilder { return b.NotNull() },
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			return f.Call(args)
+		},
+	})
 }
 
 // ShellQuote quotes s for a POSIX shell: the whole value in single quotes,

@@ -263,8 +263,14 @@ func CheckSource(filename string, src []byte, max int) hcl.Diagnostics {
 }
 
 // checkTokens walks the native-syntax tokens of src (a file, or a
-// template when template is true) for nesting and number literals.
+// template when template is true) for nesting and number literals. A file
+// whose bounds (nativeBounds) are within the limits passes unlexed.
 func checkTokens(filename string, src []byte, start hcl.Pos, template bool) hcl.Diagnostics {
+	if !template {
+		if deep, long, ok := nativeBounds(src); ok && deep <= MaxNesting && long <= MaxNumberLength {
+			return nil
+		}
+	}
 	var tokens hclsyntax.Tokens
 	if template {
 		tokens, _ = hclsyntax.LexTemplate(src, filename, start)
@@ -394,8 +400,20 @@ var errTooDeep = errors.New("too deep")
 // nest (a long chain such as 1+1+...+1 parses without recursing, but
 // evaluating it recurses once per operator) and that its number literals
 // are in range.
-func checkTree(node hclsyntax.Node) (diags hcl.Diagnostics) {
-	w := &treeChecker{}
+func checkTree(node hclsyntax.Node) hcl.Diagnostics {
+	return walkTree(node, nil)
+}
+
+// checkAndBound is checkTree and boundOperators in one walk, for a tree
+// that is discarded when the check fails.
+func checkAndBound(node hclsyntax.Node) hcl.Diagnostics {
+	return walkTree(node, map[*hclsyntax.Operation]*hclsyntax.Operation{})
+}
+
+// walkTree checks node, and binds its arithmetic as it goes when ops (the
+// operations bound so far) is not nil.
+func walkTree(node hclsyntax.Node, ops map[*hclsyntax.Operation]*hclsyntax.Operation) (diags hcl.Diagnostics) {
+	w := &treeChecker{ops: ops}
 	defer func() {
 		if r := recover(); r != nil {
 			if r != errTooDeep {
@@ -404,7 +422,7 @@ func checkTree(node hclsyntax.Node) (diags hcl.Diagnostics) {
 			diags = hcl.Diagnostics{nestingDiag(w.deep)}
 		}
 	}()
-	hclsyntax.Walk(node, w)
+	w.node(node)
 	return w.diags
 }
 
@@ -412,6 +430,95 @@ type treeChecker struct {
 	depth int
 	deep  hcl.Range
 	diags hcl.Diagnostics
+	ops   map[*hclsyntax.Operation]*hclsyntax.Operation
+}
+
+// node walks n as hclsyntax.Walk would, with Enter and Exit around each
+// node, but without making a closure for each: the walk runs over every
+// plan. A node it does not know it leaves to hclsyntax.Walk.
+func (w *treeChecker) node(n hclsyntax.Node) {
+	switch n := n.(type) {
+	case *hclsyntax.Body:
+		for _, a := range n.Attributes {
+			w.node(a.Expr)
+		}
+		for _, b := range n.Blocks {
+			w.node(b.Body)
+		}
+		return
+	case *hclsyntax.Attribute:
+		w.node(n.Expr)
+		return
+	case *hclsyntax.Block:
+		w.node(n.Body)
+		return
+	case *hclsyntax.LiteralValueExpr, *hclsyntax.ScopeTraversalExpr, *hclsyntax.AnonSymbolExpr, *hclsyntax.ExprSyntaxError,
+		*hclsyntax.TemplateExpr, *hclsyntax.TemplateWrapExpr, *hclsyntax.TemplateJoinExpr, *hclsyntax.FunctionCallExpr,
+		*hclsyntax.BinaryOpExpr, *hclsyntax.UnaryOpExpr, *hclsyntax.RelativeTraversalExpr, *hclsyntax.ConditionalExpr,
+		*hclsyntax.IndexExpr, *hclsyntax.TupleConsExpr, *hclsyntax.ObjectConsExpr, *hclsyntax.ObjectConsKeyExpr,
+		*hclsyntax.ParenthesesExpr, *hclsyntax.SplatExpr, *hclsyntax.ForExpr:
+	default:
+		hclsyntax.Walk(n, w)
+		return
+	}
+	w.Enter(n)
+	switch e := n.(type) {
+	case *hclsyntax.ObjectConsKeyExpr:
+		// Walk visits the wrapped expression only when the key is not a
+		// bare name (ObjectConsKeyExpr.walkChildNodes).
+		if hcl.ExprAsKeyword(e.Wrapped) == "" {
+			w.node(e.Wrapped)
+		}
+	case *hclsyntax.TemplateExpr:
+		for _, p := range e.Parts {
+			w.node(p)
+		}
+	case *hclsyntax.TemplateWrapExpr:
+		w.node(e.Wrapped)
+	case *hclsyntax.TemplateJoinExpr:
+		w.node(e.Tuple)
+	case *hclsyntax.FunctionCallExpr:
+		for _, a := range e.Args {
+			w.node(a)
+		}
+	case *hclsyntax.BinaryOpExpr:
+		w.node(e.LHS)
+		w.node(e.RHS)
+	case *hclsyntax.UnaryOpExpr:
+		w.node(e.Val)
+	case *hclsyntax.RelativeTraversalExpr:
+		w.node(e.Source)
+	case *hclsyntax.ConditionalExpr:
+		w.node(e.Condition)
+		w.node(e.TrueResult)
+		w.node(e.FalseResult)
+	case *hclsyntax.IndexExpr:
+		w.node(e.Collection)
+		w.node(e.Key)
+	case *hclsyntax.TupleConsExpr:
+		for _, x := range e.Exprs {
+			w.node(x)
+		}
+	case *hclsyntax.ObjectConsExpr:
+		for _, item := range e.Items {
+			w.node(item.KeyExpr)
+			w.node(item.ValueExpr)
+		}
+	case *hclsyntax.ParenthesesExpr:
+		w.node(e.Expression)
+	case *hclsyntax.SplatExpr:
+		w.node(e.Source)
+		w.node(e.Each)
+	case *hclsyntax.ForExpr:
+		// The parts after the collection are in a child scope, which is
+		// not an expression: they nest one level below the for.
+		for _, x := range []hclsyntax.Expression{e.CollExpr, e.KeyExpr, e.ValExpr, e.CondExpr} {
+			if x != nil {
+				w.node(x)
+			}
+		}
+	}
+	w.Exit(n)
 }
 
 func (w *treeChecker) Enter(n hclsyntax.Node) hcl.Diagnostics {
@@ -424,9 +531,20 @@ func (w *treeChecker) Enter(n hclsyntax.Node) hcl.Diagnostics {
 		w.deep = e.StartRange()
 		panic(errTooDeep)
 	}
-	if lit, ok := e.(*hclsyntax.LiteralValueExpr); ok && lit.Val.Type() == cty.Number && lit.Val.IsKnown() && !lit.Val.IsNull() {
-		if err := checkNumber(lit.Val.AsBigFloat()); err != nil {
-			w.diags = append(w.diags, numberDiag(err, lit.SrcRange))
+	switch e := e.(type) {
+	case *hclsyntax.LiteralValueExpr:
+		if e.Val.Type() == cty.Number && e.Val.IsKnown() && !e.Val.IsNull() {
+			if err := checkNumber(e.Val.AsBigFloat()); err != nil {
+				w.diags = append(w.diags, numberDiag(err, e.SrcRange))
+			}
+		}
+	case *hclsyntax.BinaryOpExpr:
+		if w.ops != nil {
+			e.Op = boundOperation(w.ops, e.Op)
+		}
+	case *hclsyntax.UnaryOpExpr:
+		if w.ops != nil {
+			e.Op = boundOperation(w.ops, e.Op)
 		}
 	}
 	return nil

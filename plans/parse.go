@@ -39,13 +39,19 @@ func ParseFile(path string) (*Plan, hcl.Diagnostics) {
 // Files can print the diagnostics; it is fit to run only when the
 // diagnostics hold no error (warnings are fine).
 func Parse(filename string, src []byte) (*Plan, hcl.Diagnostics) {
+	return parse(filename, src, MaxPlanBytes)
+}
+
+// parse is Parse with the size limit given: the benchmarks read plans of
+// 10,000 steps, larger than a plan may be.
+func parse(filename string, src []byte, maxBytes int) (*Plan, hcl.Diagnostics) {
 	p := &Plan{
 		Filename: filename,
 		Source:   src,
 		Name:     strings.TrimSuffix(filepath.Base(filename), filepath.Ext(filename)),
 		Files:    map[string]*hcl.File{},
 	}
-	file, diags := parseSource(filename, src, MaxPlanBytes)
+	file, diags := parseSource(filename, src, maxBytes)
 	if file != nil {
 		p.Files[filename] = file
 	}
@@ -92,6 +98,7 @@ type decoder struct {
 	// the schemas every step and every probe is decoded with, built on
 	// first use: they are the same for each block
 	anyStep, anyProbe *hcl.BodySchema
+	own               map[*StepKind]*stepOwn
 
 	planRange   *hcl.Range
 	stepProbes  map[*Step]map[string]*Probe
@@ -507,6 +514,36 @@ func (d *decoder) stepKindNames() []string {
 	return out
 }
 
+// stepOwn is what a step kind takes: the attributes of every step and its
+// own, and its blocks.
+type stepOwn struct {
+	attrs, blocks map[string]bool
+	schema        []Attr // the attributes, for their types
+}
+
+// ownOf returns what kind takes, made once per kind.
+func (d *decoder) ownOf(kind *StepKind) *stepOwn {
+	if o, ok := d.own[kind]; ok {
+		return o
+	}
+	o := &stepOwn{
+		attrs:  map[string]bool{},
+		blocks: map[string]bool{"probe": true, "postcondition": true, "abort_if": true},
+		schema: append(append([]Attr(nil), d.lang.Step.Attrs...), kind.Attrs...),
+	}
+	for _, a := range o.schema {
+		o.attrs[a.Name] = true
+	}
+	for _, b := range kind.Blocks {
+		o.blocks[b.Type] = true
+	}
+	if d.own == nil {
+		d.own = map[*StepKind]*stepOwn{}
+	}
+	d.own[kind] = o
+	return o
+}
+
 func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 	s := &Step{Kind: block.Labels[0], Name: block.Labels[1], Target: LocalTarget, Repeat: 1, DeclRange: block.DefRange}
 	diags := d.checkName("step", s.Name, block.LabelRanges[1])
@@ -525,15 +562,9 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 	s.misspelled = misspellings(block.Body, schema)
 
 	if kind != nil {
-		own := map[string]bool{}
-		for _, a := range d.lang.Step.Attrs {
-			own[a.Name] = true
-		}
-		for _, a := range kind.Attrs {
-			own[a.Name] = true
-		}
+		own := d.ownOf(kind)
 		for _, a := range sortedAttrs(content.Attributes) {
-			if own[a.Name] {
+			if own.attrs[a.Name] {
 				continue
 			}
 			diags = append(diags, &hcl.Diagnostic{
@@ -545,13 +576,9 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 			})
 			delete(content.Attributes, a.Name)
 		}
-		ownB := map[string]bool{"probe": true, "postcondition": true, "abort_if": true}
-		for _, b := range kind.Blocks {
-			ownB[b.Type] = true
-		}
 		kept := content.Blocks[:0]
 		for _, b := range content.Blocks {
-			if ownB[b.Type] {
+			if own.blocks[b.Type] {
 				kept = append(kept, b)
 				continue
 			}
@@ -777,33 +804,29 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 		delete(content.Attributes, a.Name)
 	}
 	for name, a := range content.Attributes {
-		if name == "step" {
+		if name == "step" || name == "since" {
 			continue
 		}
 		p.Attrs[name] = a.Expr
 	}
 	if a, ok := content.Attributes["step"]; ok {
 		p.stepExpr = a.Expr
-		tr, ds := hcl.AbsTraversalForExpr(a.Expr)
-		if ds.HasErrors() || len(tr) != 3 || tr.RootName() != "step" {
+		var ds hcl.Diagnostics
+		p.Step, ds = launchRef(p.Kind, "step", a.Expr, "follows what a launch started")
+		diags = append(diags, ds...)
+	}
+	if a, ok := content.Attributes["since"]; ok {
+		p.sinceExpr = a.Expr
+		var ds hcl.Diagnostics
+		p.Since, ds = launchRef(p.Kind, "since", a.Expr, "reads from a launch's start")
+		diags = append(diags, ds...)
+		if _, both := content.Attributes["step"]; both {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
-				Summary:  "Invalid step reference",
-				Detail:   "Write step = step.launch.NAME, naming an earlier launch step.",
-				Subject:  a.Expr.Range().Ptr(),
+				Summary:  "Conflicting arguments",
+				Detail:   fmt.Sprintf("%s %s probe with step already reads that launch's log from its start; since is for a probe with path. Remove since.", article(p.Kind), p.Kind),
+				Subject:  a.NameRange.Ptr(),
 			})
-		} else {
-			k, _ := tr[1].(hcl.TraverseAttr)
-			n, _ := tr[2].(hcl.TraverseAttr)
-			p.Step = k.Name + "." + n.Name
-			if k.Name != "launch" && k.Name != "" {
-				diags = append(diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Invalid step reference",
-					Detail:   fmt.Sprintf("%s %s probe follows what a launch started; step.%s is not a launch. Write step = step.launch.NAME.", article(p.Kind), p.Kind, p.Step),
-					Subject:  a.Expr.Range().Ptr(),
-				})
-			}
 		}
 	}
 	var set []string
@@ -979,30 +1002,40 @@ func misspellings(body hcl.Body, schema *hcl.BodySchema) map[string]bool {
 	if !ok {
 		return nil
 	}
-	var attrs, blocks []string
-	for _, a := range schema.Attributes {
-		attrs = append(attrs, a.Name)
-	}
-	for _, b := range schema.Blocks {
-		blocks = append(blocks, b.Type)
-	}
 	var out map[string]bool
-	note := func(given string, options []string) {
-		if slices.Contains(options, given) {
+	note := func(s string) {
+		if s == "" {
 			return
 		}
-		if s := Suggest(given, options); s != "" {
-			if out == nil {
-				out = map[string]bool{}
-			}
-			out[s] = true
+		if out == nil {
+			out = map[string]bool{}
 		}
+		out[s] = true
 	}
+	// Names are listed only for a body that holds one the schema lacks:
+	// most hold none.
+	var attrs, blocks []string
 	for name := range sb.Attributes {
-		note(name, attrs)
+		if slices.ContainsFunc(schema.Attributes, func(a hcl.AttributeSchema) bool { return a.Name == name }) {
+			continue
+		}
+		if attrs == nil {
+			for _, a := range schema.Attributes {
+				attrs = append(attrs, a.Name)
+			}
+		}
+		note(Suggest(name, attrs))
 	}
 	for _, b := range sb.Blocks {
-		note(b.Type, blocks)
+		if slices.ContainsFunc(schema.Blocks, func(s hcl.BlockHeaderSchema) bool { return s.Type == b.Type }) {
+			continue
+		}
+		if blocks == nil {
+			for _, s := range schema.Blocks {
+				blocks = append(blocks, s.Type)
+			}
+		}
+		note(Suggest(b.Type, blocks))
 	}
 	return out
 }
@@ -1024,10 +1057,9 @@ func parseSource(filename string, src []byte, max int) (*hcl.File, hcl.Diagnosti
 		return file, diags
 	}
 	if body, ok := file.Body.(*hclsyntax.Body); ok {
-		if ds := checkTree(body); ds.HasErrors() {
+		if ds := checkAndBound(body); ds.HasErrors() {
 			return &hcl.File{Bytes: src}, ds
 		}
-		boundOperators(body)
 	}
 	return file, diags
 }
@@ -1041,6 +1073,33 @@ func readLimited(path string, max int) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, int64(max)+1))
+}
+
+// launchRef reads attribute name (step, since) of a probe, which must name
+// a launch as step.launch.NAME, and returns its address ("launch.server");
+// what says what the probe does with it, for the message.
+func launchRef(kind, name string, expr hcl.Expression, what string) (string, hcl.Diagnostics) {
+	tr, ds := hcl.AbsTraversalForExpr(expr)
+	if ds.HasErrors() || len(tr) != 3 || tr.RootName() != "step" {
+		return "", hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid step reference",
+			Detail:   fmt.Sprintf("Write %s = step.launch.NAME, naming an earlier launch step.", name),
+			Subject:  expr.Range().Ptr(),
+		}}
+	}
+	k, _ := tr[1].(hcl.TraverseAttr)
+	n, _ := tr[2].(hcl.TraverseAttr)
+	addr := k.Name + "." + n.Name
+	if k.Name != "launch" && k.Name != "" {
+		return addr, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid step reference",
+			Detail:   fmt.Sprintf("%s %s probe %s; step.%s is not a launch. Write %s = step.launch.NAME.", article(kind), kind, what, addr, name),
+			Subject:  expr.Range().Ptr(),
+		}}
+	}
+	return addr, nil
 }
 
 // NameOf reads the name of the plan in the file at path (its plan

@@ -97,14 +97,20 @@ func (s *Step) Addr() string { return s.Kind + "." + s.Name }
 // Probe observes state for its step's conditions.
 type Probe struct {
 	Kind, Name string
-	// Attrs holds every attribute but step, which is in Step.
+	// Attrs holds every attribute but step and since, which are in Step
+	// and Since.
 	Attrs map[string]hcl.Expression
 	// Step is the address of the launch named with step = step.launch.NAME
 	// ("launch.server"), "" when there is none.
-	Step      string
+	Step string
+	// Since is the launch a log probe with path reads from the start of,
+	// named with since = step.launch.NAME ("launch.server"), "" when
+	// there is none: then it reads from its own step's start.
+	Since     string
 	DeclRange hcl.Range
 
-	stepExpr hcl.Expression // the step attribute, for checks
+	stepExpr  hcl.Expression // the step attribute, for checks
+	sinceExpr hcl.Expression // the since attribute, for checks
 }
 
 // Condition is a postcondition, an abort_if or a variable validation.

@@ -150,13 +150,9 @@ func (s *stepRun) keepRuns(values map[string][]float64) {
 	}
 }
 
-func lastLines(s string, n int) []string {
-	f := steps.LinesOf(s)
-	if len(f) > n {
-		f = f[len(f)-n:]
-	}
-	return f
-}
+// lastLines is the last n lines of a command's output as a terminal
+// shows them (a progress bar as last drawn).
+func lastLines(s string, n int) []string { return steps.TailOf(s, n) }
 
 // metricsValue is self.metrics: NAME -> number, or for a repeated
 // command NAME -> {values, median, min, max, stddev}.

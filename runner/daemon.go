@@ -44,6 +44,10 @@ type launched struct {
 	roots   []int
 	rootsAt time.Time
 	told    bool
+
+	// marks are the files later probes read since this launch, as they
+	// were before it started (steps.Mark keys).
+	marks map[string]targets.FileInfo
 }
 
 // settleFor is how long the topmost processes a launch left must stay the
@@ -82,6 +86,13 @@ func (r *run) state(ctx context.Context, l *launched) (launchState, error) {
 	if err != nil || st.Alive || p.Daemon || st.Replaced || st.ExitCode != 0 {
 		return launchState{ProcessState: st}, err
 	}
+	// The pidfile is read before the processes are listed: a daemon
+	// writes it once it has left the launch's group (setsid), and a list
+	// taken before would give it the group it was leaving.
+	pid, following := 0, ""
+	if l.pidfile != "" {
+		pid, following = readPidfile(ctx, l)
+	}
 	ms, err := l.target.Members(ctx, l.proc)
 	if err != nil {
 		return launchState{}, err
@@ -93,16 +104,16 @@ func (r *run) state(ctx context.Context, l *launched) (launchState, error) {
 		return launchState{ProcessState: st}, nil
 	}
 	var d *targets.ProcessInfo
-	following := ""
-	if l.pidfile != "" {
-		d, following = r.fromPidfile(ctx, l, ms)
-	} else {
+	switch {
+	case l.pidfile == "":
 		d, following = l.settle(ms)
+	case pid > 0:
+		d, following = fromPidfile(l, pid, ms)
 	}
 	if d == nil {
 		return launchState{ProcessState: st, following: following}, nil
 	}
-	dp := targets.Process{PID: d.PID, PGID: d.PGID, Session: d.Session, StartTime: d.StartTime, Command: d.Command, Log: l.proc.Log, Mark: l.proc.Mark, Daemon: true}
+	dp := targets.Process{PID: d.PID, PGID: d.PGID, Session: d.Session, StartTime: d.StartTime, Command: d.Command, Log: l.proc.Log, LogID: l.proc.LogID, Mark: l.proc.Mark, Daemon: true}
 	l.mu.Lock()
 	if l.daemon == nil {
 		l.daemon = &dp
@@ -153,23 +164,28 @@ func (l *launched) settle(ms []targets.ProcessInfo) (*targets.ProcessInfo, strin
 // pidfileMax is more than any pid file holds: a pid and a newline.
 const pidfileMax = 64
 
-// fromPidfile reads the launch's pidfile and returns the process it
-// names if that is one of the launch's ms. A missing file, one not yet
-// written, or one naming another process (a stale file from an earlier
-// run) is waited for.
-func (r *run) fromPidfile(ctx context.Context, l *launched, ms []targets.ProcessInfo) (*targets.ProcessInfo, string) {
+// readPidfile reads the pid in the launch's pidfile; 0 and why while
+// the file is missing or not yet written.
+func readPidfile(ctx context.Context, l *launched) (int, string) {
 	b, fi, err := l.target.ReadAt(ctx, l.pidfile, 0, pidfileMax)
 	switch {
 	case err != nil:
-		return nil, fmt.Sprintf("the command exited with status 0; reading its pidfile %s: %v", l.pidfile, err)
+		return 0, fmt.Sprintf("the command exited with status 0; reading its pidfile %s: %v", l.pidfile, err)
 	case !fi.Exists:
-		return nil, fmt.Sprintf("the command exited with status 0; waiting for its pidfile %s", l.pidfile)
+		return 0, fmt.Sprintf("the command exited with status 0; waiting for its pidfile %s", l.pidfile)
 	}
 	line, _, _ := bytes.Cut(b, []byte("\n"))
 	pid, err := strconv.Atoi(string(bytes.TrimSpace(line)))
-	if err != nil {
-		return nil, fmt.Sprintf("the command exited with status 0; waiting for its pidfile %s to hold a pid", l.pidfile)
+	if err != nil || pid <= 0 {
+		return 0, fmt.Sprintf("the command exited with status 0; waiting for its pidfile %s to hold a pid", l.pidfile)
 	}
+	return pid, ""
+}
+
+// fromPidfile returns the process pid (read from the launch's pidfile) if
+// it is one of the launch's ms. One naming another process (a stale file
+// from an earlier run) is waited for.
+func fromPidfile(l *launched, pid int, ms []targets.ProcessInfo) (*targets.ProcessInfo, string) {
 	for i := range ms {
 		if ms[i].PID == pid {
 			return &ms[i], ""

@@ -247,7 +247,7 @@ func (r *run) stepRef(addr string) (*steps.Launch, error) {
 	if l == nil {
 		return nil, fmt.Errorf("step.%s launched no process", addr)
 	}
-	return &steps.Launch{Addr: l.addr, Process: l.current(), Log: l.proc.Log}, nil
+	return &steps.Launch{Addr: l.addr, Process: l.current, Log: l.proc.Log, Marks: l.marks}, nil
 }
 
 func (r *run) startInfo() *events.Start {

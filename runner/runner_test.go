@@ -41,8 +41,31 @@ func (c *collect) finished(addr string) *events.Outcome {
 	return nil
 }
 
+// onFirst runs do once, on the first event that matches: a test acts on
+// what the run has reached, not on how long it has been going.
+type onFirst struct {
+	collect
+	match func(events.Event) bool
+	do    func()
+	once  sync.Once
+}
+
+func (o *onFirst) Emit(e events.Event) {
+	o.collect.Emit(e)
+	if o.match(e) {
+		o.once.Do(o.do)
+	}
+}
+
 // runPlan runs src in a fresh directory and returns the result and events.
 func runPlan(t *testing.T, ctx context.Context, src string, vars ...string) (runner.Result, *collect) {
+	t.Helper()
+	c := &collect{}
+	return runPlanWith(t, ctx, c, src, vars...), c
+}
+
+// runPlanWith runs src in a fresh directory with obs for its observer.
+func runPlanWith(t *testing.T, ctx context.Context, obs events.Observer, src string, vars ...string) runner.Result {
 	t.Helper()
 	dir := t.TempDir()
 	t.Chdir(dir)
@@ -58,17 +81,15 @@ func runPlan(t *testing.T, ctx context.Context, src string, vars ...string) (run
 	if diags.HasErrors() {
 		t.Fatalf("resolve: %s", diags.Error())
 	}
-	c := &collect{}
-	res := runner.Run(ctx, runner.Options{
+	return runner.Run(ctx, runner.Options{
 		Plan:      p,
 		Scope:     scope,
 		Targets:   func(string, func(events.Event)) (targets.Target, error) { return targets.NewLocal(), nil },
-		Observer:  c,
+		Observer:  obs,
 		Attempt:   1,
 		LogDir:    filepath.Join(dir, "logs"),
 		StopGrace: time.Second,
 	})
-	return res, c
 }
 
 func TestRunConfirmsAndStops(t *testing.T) {
@@ -187,8 +208,13 @@ step "wait" "health" {
 
 func TestInterruptStopsProcesses(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(800 * time.Millisecond); cancel() }()
-	res, c := runPlan(t, ctx, `
+	defer cancel()
+	// The interrupt comes once the wait has polled, the launch running.
+	c := &onFirst{
+		match: func(e events.Event) bool { return e.Type == events.Observed && e.Step.Addr == "wait.forever" },
+		do:    cancel,
+	}
+	res := runPlanWith(t, ctx, c, `
 plan "int" {}
 step "launch" "server" {
   command = "sleep 3991 & sleep 3992"
@@ -213,12 +239,23 @@ step "run" "after" {
 	if o := c.finished("run.after"); o == nil || o.Status != events.Confirmed {
 		t.Fatalf("always step: %+v", o)
 	}
+	// The launch's group, not every such sleep on the machine: another
+	// run of this test may be under way.
+	var pgid int
+	for _, e := range c.ev {
+		if e.Type == events.StepAction && e.Step.Addr == "launch.server" && e.Action.PGID > 0 {
+			pgid = e.Action.PGID
+		}
+	}
+	if pgid == 0 {
+		t.Fatal("no launch.server action with its process group")
+	}
 	ps, err := targets.NewLocal().Processes(context.Background(), "sleep 399[12]")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range ps {
-		if p.State != "Z" {
+		if p.PGID == pgid && p.State != "Z" {
 			t.Errorf("left running: %+v", p)
 		}
 	}

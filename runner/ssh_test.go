@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,27 +13,6 @@ import (
 	"lockstep/runner/events"
 	"lockstep/targets/sshtest"
 )
-
-// severOnStart cuts every connection through the proxy a little after the
-// named step starts, once.
-type severOnStart struct {
-	collect
-	step  string
-	proxy *sshtest.Proxy
-	once  sync.Once
-}
-
-func (s *severOnStart) Emit(e events.Event) {
-	s.collect.Emit(e)
-	if e.Type == events.StepStarted && e.Step.Addr == s.step {
-		s.once.Do(func() {
-			go func() {
-				time.Sleep(300 * time.Millisecond)
-				s.proxy.Sever()
-			}()
-		})
-	}
-}
 
 // The SSH connection is cut while a wait polls: the wait reconnects and
 // confirms within its deadline, and the launched process, which kept
@@ -57,7 +35,7 @@ target "box" {
 }
 step "launch" "server" {
   target  = target.box
-  command = "sleep 1.5; touch %s; exec sleep 60"
+  command = "exec sleep 60"
   log     = %q
   grace   = "100ms"
 }
@@ -72,7 +50,7 @@ step "wait" "flag" {
     condition = probe.flag.exists
   }
 }
-`, proxy.Port(), srv.User, srv.UserKey, knownHostsFor(t, srv, proxy.Port()), flag, filepath.Join(dir, "server.log"), flag)
+`, proxy.Port(), srv.User, srv.UserKey, knownHostsFor(t, srv, proxy.Port()), filepath.Join(dir, "server.log"), flag)
 	p, diags := plans.Parse(filepath.Join(dir, "plan.hcl"), []byte(src))
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
@@ -81,7 +59,17 @@ step "wait" "flag" {
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
-	obs := &severOnStart{step: "wait.flag", proxy: proxy}
+	// Once the wait has polled and seen no flag, the connection is cut
+	// and the flag appears: only a poll over a new connection can see it.
+	obs := &onFirst{
+		match: func(e events.Event) bool { return e.Type == events.Observed && e.Step.Addr == "wait.flag" },
+		do: func() {
+			proxy.Sever()
+			if err := writeFile(flag, "up"); err != nil {
+				t.Error(err)
+			}
+		},
+	}
 	res := runner.Run(context.Background(), runner.Options{
 		Plan: p, Scope: scope, Observer: obs, StopGrace: time.Second,
 		Targets: runner.OpenTarget(p, scope),

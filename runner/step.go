@@ -1,11 +1,12 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -282,6 +283,13 @@ func (s *stepRun) makeProbes(ctx context.Context, readingSelf bool) error {
 			}
 			spec.Launch = l
 		}
+		if pb.Since != "" {
+			l, err := s.r.stepRef(pb.Since)
+			if err != nil {
+				return fmt.Errorf("probe %s: %w", pb.Name, err)
+			}
+			spec.Since = l
+		}
 		p, err := steps.NewProbe(ctx, s.t, spec)
 		if err != nil {
 			return fmt.Errorf("probe %s: %s", pb.Name, red.text(err.Error()))
@@ -534,10 +542,6 @@ func (s *stepRun) outputEvidence(out *events.Outcome) {
 func outputTail(b []byte) []string {
 	lines := lastLines(string(b), outputLines)
 	for i, l := range lines {
-		l = strings.TrimRight(l, "\r")
-		if j := strings.LastIndexByte(l, '\r'); j >= 0 {
-			l = l[j+1:]
-		}
 		lines[i] = cut(l, 300)
 	}
 	return lines
@@ -568,23 +572,20 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 	if err != nil {
 		return s.errored(fmt.Errorf("pidfile: %w", err)), true
 	}
-	moved, err := s.t.MoveAside(ctx, logPath)
-	if err != nil {
-		return s.errored(fmt.Errorf("moving the old log aside: %w", err)), true
-	}
-	proc, err := s.t.Start(ctx, cmd, logPath)
+	marks := s.marks(ctx)
+	moved, proc, err := s.startFresh(ctx, cmd, logPath)
 	if err != nil {
 		if ctx.Err() != nil {
 			return s.ended(ctx, outer), true
 		}
 		return s.errored(fmt.Errorf("starting %q: %w", shown, err)), true
 	}
-	s.own = &launched{addr: s.ev.Addr, step: s.ev, target: s.t, proc: proc, keep: s.st.Keep || s.r.o.Keep, pidfile: pidfile}
+	s.own = &launched{addr: s.ev.Addr, step: s.ev, target: s.t, proc: proc, keep: s.st.Keep || s.r.o.Keep, pidfile: pidfile, marks: marks}
 	if shownLog != logPath {
 		s.own.shownLog = shownLog
 	}
 	s.r.addLaunch(s.own)
-	s.ownLog = steps.FollowStart(s.t, logPath)
+	s.ownLog = steps.FollowLaunch(s.t, proc, 0)
 	s.followers = append(s.followers, s.ownLog)
 	s.self["pid"] = cty.NumberIntVal(int64(proc.PID))
 	s.self["pgid"] = cty.NumberIntVal(int64(proc.PGID))
@@ -598,6 +599,60 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 	s.self["daemonized"] = cty.False
 	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown, PID: proc.PID, PGID: proc.PGID, Log: shownLog, MovedLog: moved}})
 	return events.Outcome{}, false
+}
+
+// marks notes, before this launch starts, the files that later log
+// probes read with since = this launch: their size and identity now, so
+// those probes read what the files gained from here on (rotations
+// included). A path that cannot be evaluated yet, or a target that cannot
+// be reached, is left out: the probe then says so.
+func (s *stepRun) marks(ctx context.Context) map[string]targets.FileInfo {
+	marks := map[string]targets.FileInfo{}
+	ectx := s.r.o.Scope.EvalContext(map[string]cty.Value{"step": plans.StepOutputs(s.r.outputs)})
+	for _, st := range s.r.o.Plan.Steps {
+		for _, pb := range st.Probes {
+			expr, ok := pb.Attrs["path"]
+			if pb.Kind != "log" || pb.Since != s.st.Addr() || !ok {
+				continue
+			}
+			path, _, err := evalText(expr, ectx)
+			if err != nil || path == "" {
+				continue
+			}
+			t, err := s.r.target(st.Target)
+			if err != nil {
+				continue
+			}
+			if fi, err := t.Stat(ctx, path); err == nil {
+				marks[steps.Mark(t.Name(), path)] = fi
+			}
+		}
+	}
+	return marks
+}
+
+// startTries bounds how often a launch moves a log aside and starts again
+// because another launch created a new log at the path in between.
+const startTries = 5
+
+// startFresh moves an old log aside and starts the launch with a log of its
+// own: Start creates the file and refuses one that exists, so when
+// another launch (a second attempt at once) made one after the move, it
+// is moved aside too (that launch follows its file by identity, not by
+// name) and the start tried again. moved is the first file moved aside.
+func (s *stepRun) startFresh(ctx context.Context, cmd targets.Command, logPath string) (moved string, proc targets.Process, err error) {
+	for try := 1; ; try++ {
+		m, err := s.t.MoveAside(ctx, logPath)
+		if err != nil {
+			return moved, proc, fmt.Errorf("moving the old log aside: %w", err)
+		}
+		moved = cmp.Or(moved, m)
+		proc, err = s.t.Start(ctx, cmd, logPath)
+		if errors.Is(err, fs.ErrExist) && try < startTries {
+			continue
+		}
+		return moved, proc, err
+	}
 }
 
 // defaultLog is where a launch writes when its plan names no log: beside

@@ -85,20 +85,9 @@ func (r *run) watch(ctx context.Context, cancel context.CancelCauseFunc) (stop f
 	}
 }
 
-// tail reads the last lines of a launched process's log.
+// tail reads the last lines of a launched process's own log.
 func (r *run) tail(ctx context.Context, l *launched) []string {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	fi, err := l.target.Stat(ctx, l.proc.Log)
-	if err != nil || !fi.Exists {
-		return nil
-	}
-	f := steps.FollowStart(l.target, l.proc.Log)
-	const window = 64 << 10
-	if fi.Size > window {
-		// Only the end matters: start a window before it.
-		f = steps.FollowAt(l.target, l.proc.Log, fi.ID, fi.Size-window)
-	}
-	f.Poll(ctx)
-	return r.guard.lines(f.Tail(tailLines))
+	return r.guard.lines(steps.LaunchTail(ctx, l.target, l.current(), tailLines))
 }

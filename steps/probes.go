@@ -28,16 +28,26 @@ import (
 
 // Launch is what a launch step left for later steps to refer to.
 type Launch struct {
-	Addr    string
-	Process targets.Process
+	Addr string
+	// Process is the launch's process as it stands when called: its
+	// daemon once the launch was followed to one, which may be after the
+	// probe was made.
+	Process func() targets.Process
 	Log     string
+	// Marks are the files later log probes read with since = this launch,
+	// as they were when it started, by Mark.
+	Marks map[string]targets.FileInfo
 }
+
+// Mark is the key of Launch.Marks: a file on a target.
+func Mark(target, path string) string { return target + "\x00" + path }
 
 // ProbeSpec is a probe block with its attributes evaluated.
 type ProbeSpec struct {
 	Kind, Name string
 	Attrs      map[string]cty.Value
 	Launch     *Launch // set when the block says step = step.launch.NAME
+	Since      *Launch // set when the block says since = step.launch.NAME
 	// Reads names the outputs the step's expressions read; a probe may
 	// skip gathering the others (they are null). Nil means all.
 	Reads map[string]bool
@@ -533,7 +543,7 @@ type logProbe struct {
 func newLogProbe(ctx context.Context, t targets.Target, s ProbeSpec) (Probe, error) {
 	p := &logProbe{text: s.reads("text"), lines: s.reads("lines")}
 	if s.Launch != nil {
-		p.f = FollowStart(t, s.Launch.Log)
+		p.f = FollowLaunch(t, s.Launch.Process(), 0)
 		return p, nil
 	}
 	path, err := attrString(s.Attrs, "path", "")
@@ -542,6 +552,18 @@ func newLogProbe(ctx context.Context, t targets.Target, s ProbeSpec) (Probe, err
 	}
 	if path == "" {
 		return nil, fmt.Errorf("a log probe needs path or step")
+	}
+	if l := s.Since; l != nil {
+		fi, ok := l.Marks[Mark(t.Name(), path)]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("since = step.%s: the state of %s was not recorded when that launch started (the path could not be known then, or its target not reached); drop since to read from this step's start", l.Addr, path)
+		case !fi.Exists:
+			p.f = FollowStart(t, path) // made after the launch started
+		default:
+			p.f = FollowAt(t, path, fi.ID, fi.Size)
+		}
+		return p, nil
 	}
 	if p.f, err = FollowFrom(ctx, t, path); err != nil {
 		return nil, err
@@ -612,12 +634,13 @@ func (p *processProbe) Observe(ctx context.Context) (cty.Value, error) {
 	var pids []int
 	switch {
 	case p.launch != nil:
-		st, err := p.t.Inspect(ctx, p.launch.Process)
+		proc := p.launch.Process()
+		st, err := p.t.Inspect(ctx, proc)
 		if err != nil {
 			return cty.NilVal, err
 		}
 		if st.Alive {
-			pids = []int{p.launch.Process.PID}
+			pids = []int{proc.PID}
 		}
 	case p.pid != 0:
 		ps, err := p.t.Processes(ctx, "")

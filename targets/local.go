@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -142,8 +143,8 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 const localRunStopWait = 10 * time.Second
 
 // Start launches c.Line with /bin/sh -c in a new session (so a new process
-// group too), stdin from /dev/null, stdout and stderr appended to log (its
-// directory created if needed; a relative path is taken from lockstep's
+// group too), stdin from /dev/null, stdout and stderr to log, a file it
+// creates (O_EXCL; see Target.Start) (its directory created if needed; a relative path is taken from lockstep's
 // working directory, not c.Dir, and Process.Log is absolute). Nothing ties
 // the process to lockstep: no pipe, no controlling terminal, no
 // parent-death signal, so it outlives lockstep when nobody stops it.
@@ -177,11 +178,15 @@ func (l *Local) Start(ctx context.Context, c Command, log string) (Process, erro
 	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
 		return Process{}, fmt.Errorf("start: log directory: %w", err)
 	}
-	out, err := os.OpenFile(log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	out, err := createLog(log)
 	if err != nil {
 		return Process{}, fmt.Errorf("start: %w", err)
 	}
 	defer out.Close()
+	outInfo, err := out.Stat()
+	if err != nil {
+		return Process{}, fmt.Errorf("start: %w", err)
+	}
 	in, err := os.Open(os.DevNull)
 	if err != nil {
 		return Process{}, fmt.Errorf("start: %w", err)
@@ -238,7 +243,29 @@ func (l *Local) Start(ctx context.Context, c Command, log string) (Process, erro
 		Command:   procCommand(cmdline, st.Comm),
 		Log:       log,
 		Mark:      mark,
+		LogID:     logID(outInfo),
 	}, nil
+}
+
+// logID is the identity a launch's log is read by: a regular file's. A
+// device (/dev/null) has none: it is read by its name.
+func logID(fi fs.FileInfo) string {
+	if !fi.Mode().IsRegular() {
+		return ""
+	}
+	return localFileInfo(fi).ID
+}
+
+// createLog creates a launch's log for appending. A regular file already
+// there is an error wrapping fs.ErrExist (O_EXCL decides, so two launches
+// racing for one path never share a file); a device or a fifo (/dev/null)
+// is opened as it is.
+func createLog(path string) (*os.File, error) {
+	flags := os.O_WRONLY | os.O_APPEND | os.O_CREATE | os.O_EXCL
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		flags &^= os.O_CREATE | os.O_EXCL
+	}
+	return os.OpenFile(path, flags, 0o644)
 }
 
 // gateEnv is the environment of a marked command's gate: the command
@@ -295,9 +322,10 @@ func (g *markGate) close() {
 }
 
 // localGate is the first shell of a launch or a run: it waits until
-// lockstep has set its mark, then becomes the command's shell. The command comes in the
-// environment and leaves it before the exec, so that the command line
-// /proc shows, and a process probe matches, is the command's alone.
+// lockstep has set its mark, then becomes the command's shell. The
+// command comes in the environment and leaves it before the exec, so
+// that the command line /proc shows, and a process probe matches, is the
+// command's alone.
 const localGate = `IFS= read -r _ <&3 || exit 126
 exec 3<&-
 c=$` + localCommandEnv + `
@@ -566,10 +594,12 @@ func localGroupMembers(pgid int) (int, error) {
 // MoveAside renames path to path.prev-<UTC time>, adding .1, .2... when
 // that name is taken; the rename never replaces an existing file.
 func (l *Local) MoveAside(ctx context.Context, path string) (string, error) {
-	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+	if fi, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	} else if err != nil {
 		return "", fmt.Errorf("move aside %s: %w", path, err)
+	} else if !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
+		return "", nil
 	}
 	base := path + ".prev-" + time.Now().UTC().Format("20060102T150405Z")
 	for i := 0; ; i++ {
@@ -665,7 +695,12 @@ func (l *Local) ReadAt(ctx context.Context, path string, off int64, max int) ([]
 	if err != nil {
 		return nil, FileInfo{}, fmt.Errorf("read %s: %w", path, err)
 	}
-	info := localFileInfo(st)
+	return readOpen(f, localFileInfo(st), off, max)
+}
+
+// readOpen reads up to max bytes of the open file f, described by info,
+// from off, up to the size info saw.
+func readOpen(f *os.File, info FileInfo, off int64, max int) ([]byte, FileInfo, error) {
 	n := min(int64(max), info.Size-off)
 	if n <= 0 {
 		return nil, info, nil
@@ -673,9 +708,103 @@ func (l *Local) ReadAt(ctx context.Context, path string, off int64, max int) ([]
 	buf := make([]byte, n)
 	got, err := f.ReadAt(buf, off)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, info, fmt.Errorf("read %s at %d: %w", path, off, err)
+		return nil, info, fmt.Errorf("read %s at %d: %w", f.Name(), off, err)
 	}
 	return buf[:got], info, nil
+}
+
+// ReadFile reads the file ref names by identity: at ref.At, at ref.Path,
+// through /proc/PID/fd of ref.PIDs, or among the entries of ref.Path's
+// directory, in that order, opening each and checking the identity on the
+// open descriptor.
+func (l *Local) ReadFile(ctx context.Context, ref FileRef, off int64, max int) ([]byte, FileInfo, error) {
+	if off < 0 {
+		return nil, FileInfo{}, fmt.Errorf("read %s: negative offset %d", ref.Path, off)
+	}
+	if ref.ID == "" {
+		return nil, FileInfo{}, fmt.Errorf("read %s: no file identity to read by", ref.Path)
+	}
+	try := func(name string) (*os.File, FileInfo, bool) {
+		// Only a regular file that is the one: opening a fifo or a pipe
+		// (a process's descriptor) could block.
+		if st, err := os.Stat(name); err != nil || !st.Mode().IsRegular() || localFileInfo(st).ID != ref.ID {
+			return nil, FileInfo{}, false
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, FileInfo{}, false
+		}
+		st, err := f.Stat()
+		if err != nil || localFileInfo(st).ID != ref.ID {
+			f.Close()
+			return nil, FileInfo{}, false
+		}
+		info := localFileInfo(st)
+		info.Path = name
+		return f, info, true
+	}
+	// Stages, cheapest first: the next is listed only when the ones
+	// before found nothing.
+	stages := []func() []string{
+		func() []string {
+			if ref.At != "" && ref.At != ref.Path {
+				return []string{ref.At, ref.Path}
+			}
+			return []string{ref.Path}
+		},
+		func() []string { return localHolders(ref.PIDs) },
+		func() []string { return localSameInode(ref) },
+	}
+	for _, stage := range stages {
+		for _, name := range stage() {
+			if err := ctx.Err(); err != nil {
+				return nil, FileInfo{}, fmt.Errorf("read %s: %w", ref.Path, err)
+			}
+			if f, info, ok := try(name); ok {
+				defer f.Close()
+				return readOpen(f, info, off, max)
+			}
+		}
+	}
+	return nil, FileInfo{}, nil
+}
+
+// localHolders are the open descriptors of pids, as /proc/PID/fd/N: opening
+// one opens the very file the process holds, wherever it has gone.
+func localHolders(pids []int) []string {
+	var names []string
+	seen := map[int]bool{}
+	for _, pid := range pids {
+		if pid <= 0 || seen[pid] {
+			continue
+		}
+		seen[pid] = true
+		dir := filepath.Join(localProcRoot, strconv.Itoa(pid), "fd")
+		fds, _ := os.ReadDir(dir)
+		for _, fd := range fds {
+			names = append(names, filepath.Join(dir, fd.Name()))
+		}
+	}
+	return names
+}
+
+// localSameInode are the entries of ref.Path's directory with ref's inode:
+// the file renamed beside its old name (moved aside, rotated).
+func localSameInode(ref FileRef) []string {
+	_, ino, _ := strings.Cut(ref.ID, ":")
+	dir := filepath.Dir(ref.Path)
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && strconv.FormatUint(st.Ino, 10) == ino {
+			names = append(names, filepath.Join(dir, e.Name()))
+		}
+	}
+	return names
 }
 
 func localFileInfo(fi fs.FileInfo) FileInfo {

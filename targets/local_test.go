@@ -358,9 +358,23 @@ func TestLocalStartLog(t *testing.T) {
 	if err := os.WriteFile(log, []byte("before\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A file there is someone else's: nothing starts.
+	marker := filepath.Join(dir, "started")
+	if _, err := l.Start(ctx, Command{Line: "touch " + marker}, log); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("Start on an existing log: %v; want an error wrapping fs.ErrExist", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("Start refused the log but ran the command")
+	}
+	if err := os.Remove(log); err != nil {
+		t.Fatal(err)
+	}
 	p, err := l.Start(ctx, Command{Line: `echo "out $GREETING"; pwd; echo err >&2`, Env: map[string]string{"GREETING": "hi"}, Dir: dir}, log)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if fi, _ := l.Stat(ctx, log); p.LogID == "" || p.LogID != fi.ID {
+		t.Errorf("LogID %q, the log's ID %q", p.LogID, fi.ID)
 	}
 	localEventually(t, "the localLaunch to exit", func() bool {
 		st, err := l.Inspect(ctx, p)
@@ -370,8 +384,8 @@ func TestLocalStartLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "before\nout hi\n" + dir + "\nerr\n"; string(b) != want {
-		t.Errorf("log %q, want %q (appended, both streams)", b, want)
+	if want := "out hi\n" + dir + "\nerr\n"; string(b) != want {
+		t.Errorf("log %q, want %q (both streams)", b, want)
 	}
 
 	// Parent directories are made.

@@ -2,10 +2,12 @@ package targets
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"net"
 	"regexp"
@@ -602,6 +604,8 @@ const stateDir = `d=/tmp/lockstep-"${LOGNAME:-$(id -u)}"` + "\n"
 // constant text, then the command's own), nor in an environment the
 // wrapper keeps for the launch's life. A process probe matching the
 // command line finds the command alone, not its wrapper too.
+// The log is created afresh (noclobber: O_EXCL), then opened again
+// through /proc for appending, and its identity sent before the stat line.
 // Only the command writes to the log: the wrapper's own stderr, where sh
 // reports "Terminated", is /dev/null, so the command's shell points its
 // output at the log itself (dash prints that report to the command's
@@ -612,7 +616,16 @@ exec </dev/null
 st="$d/$$.status"
 rm -f "$st" "$st.tmp"
 trap : TERM INT HUP
-{ command exec 4>>"$log"; } 2>/dev/null || { echo "error: cannot open the log $log for writing" >&3; exit 1; }
+set -C
+{ command exec 5>"$log"; } 2>/dev/null || {
+	if [ -f "$log" ]; then echo exists >&3; else echo "error: cannot open the log $log for writing" >&3; fi
+	exit 1
+}
+set +C
+exec 4>>/proc/$$/fd/5 5>&-
+id=
+[ -f /proc/$$/fd/4 ] && id=$(stat -L -c %d:%i /proc/$$/fd/4)
+printf 'logid %s\n' "$id" >&3
 printf '%s' "${inner%.}" | /bin/sh -c '[ -n "$1" ] && prlimit --pid $$ --rttime="$1": >/dev/null 2>&1; set --; read -r s </proc/$$/stat; echo "$s" >&3; exec 3>&- 1>&4 2>&4 4>&-
 lockstep_script=$(cat; echo .)
 exec </dev/null
@@ -636,14 +649,19 @@ f="$d/start.$$"
 rm -f "$f"
 mkfifo "$f" || exit
 ( exec 3>"$f"; printf '%s' "$inner" | exec setsid /bin/sh -c "$wrapper" lockstep-launch "$d" "$log" "$lim" >/dev/null 2>&1 ) &
-IFS= read -r line <"$f"
+exec 5<"$f"
+IFS= read -r line <&5
+case $line in "logid "*) logid=${line#logid }; IFS= read -r line <&5 ;; esac
+exec 5<&-
 rm -f "$f"
 case $line in
 "") echo "the launch wrapper did not start (is setsid, from util-linux, installed?)" >&2; exit 92 ;;
+exists) echo exists; exit 0 ;;
 error:*) echo "${line#error: }" >&2; exit 93 ;;
 esac
 pid=${line%% *}
 printf 'stat %s\n' "$line"
+printf 'logid %s\n' "$logid"
 i=0
 while c=$(tr '\0\n' '  ' </proc/$pid/cmdline 2>/dev/null); do
 	case $c in *lockstep-inner*) ;; *) break ;; esac
@@ -655,8 +673,8 @@ printf 'log %s\n' "$log"
 `
 
 // Start launches c.Line detached on the host: setsid (its own session and
-// process group), stdin /dev/null, stdout and stderr appended to log (its
-// directory created; a relative path or ~/ is taken from the remote home,
+// process group), stdin /dev/null, stdout and stderr to log, a file it
+// creates (noclobber; see Target.Start) (its directory created; a relative path or ~/ is taken from the remote home,
 // not c.Dir, and Process.Log is absolute). The process reported is the
 // command's own; its
 // group leader (PGID) is a small sh wrapper that waits for it and records
@@ -699,6 +717,9 @@ func (s *SSH) Start(ctx context.Context, c Command, log string) (Process, error)
 		}
 		return Process{}, err
 	}
+	if string(out) == "exists\n" {
+		return Process{}, s.errorf("start: log %s: %w", log, fs.ErrExist)
+	}
 	statLine, rest, _ := bytes.Cut(out, []byte("\n"))
 	statLine, ok := bytes.CutPrefix(statLine, []byte("stat "))
 	if !ok {
@@ -715,6 +736,9 @@ func (s *SSH) Start(ctx context.Context, c Command, log string) (Process, error)
 		}
 		if v, ok := strings.CutPrefix(line, "log "); ok && v != "" {
 			p.Log = v
+		}
+		if v, ok := strings.CutPrefix(line, "logid "); ok {
+			p.LogID = strings.TrimSpace(v)
 		}
 	}
 	if p.Command == "" {
@@ -952,7 +976,7 @@ func (s *SSH) Stop(ctx context.Context, p Process, grace time.Duration) error {
 func (s *SSH) MoveAside(ctx context.Context, path string) (string, error) {
 	script := "p=" + remotePath(path) + "\n" +
 		"base=\"$p.prev-" + time.Now().UTC().Format("20060102T150405Z") + "\"\n" +
-		`[ -e "$p" ] || [ -L "$p" ] || exit 0
+		`[ -L "$p" ] || [ -f "$p" ] || exit 0
 t=$base i=0
 while [ -e "$t" ] || [ -L "$t" ]; do i=$((i+1)); t="$base.$i"; done
 mv -- "$p" "$t" || exit
@@ -1059,6 +1083,81 @@ func (s *SSH) ReadAt(ctx context.Context, path string, off int64, max int) ([]by
 	if err != nil {
 		return nil, FileInfo{}, err
 	}
+	if len(data) == 0 {
+		data = nil
+	}
+	return data, info, nil
+}
+
+// readFileScript finds the file with identity $id as ReadFile does: at
+// $at, at $p, among the descriptors of $pids, among the entries of $p's
+// directory with its inode, opening each regular file (a fifo could
+// block) on fd 3 and checking the identity there. It prints where it
+// found the file, its stat line, then the bytes, as readScript.
+const readFileScript = `try() {
+	[ -f "$1" ] || return 1
+	{ command exec 3<"$1"; } 2>/dev/null || return 1
+	info=$(stat -L -c ` + statFormat + ` /proc/self/fd/3) || return 1
+	case $info in *" $id "*) return 0 ;; esac
+	exec 3<&-
+	return 1
+}
+nl='
+'
+found=
+for c in "$at" "$p"; do [ -n "$c" ] && try "$c" && { found=$c; break; }; done
+if [ -z "$found" ]; then
+	held=$(for q in $pids; do stat -L -c '%d:%i %n' /proc/$q/fd/* 2>/dev/null; done | sed -n "s|^$id ||p")
+	beside=$(find "$(dirname -- "$p")" -maxdepth 1 -inum "${id#*:}" 2>/dev/null)
+	IFS=$nl
+	for c in $held $beside; do try "$c" && { found=$c; break; }; done
+	unset IFS
+fi
+[ -n "$found" ] || { echo missing; exit 0; }
+printf '%s\n%s\n' "$found" "$info"
+n=$(( ${info%% *} - off ))
+[ $n -gt $max ] && n=$max
+[ $n -gt 0 ] || exit 0
+tail -c +$((off + 1)) <&3 | head -c $n
+`
+
+// fileID is a FileInfo.ID as stat prints it: device and inode.
+var fileID = regexp.MustCompile(`^[0-9]+:[0-9]+$`)
+
+// ReadFile reads the file ref names by identity, in one round trip.
+func (s *SSH) ReadFile(ctx context.Context, ref FileRef, off int64, max int) ([]byte, FileInfo, error) {
+	if off < 0 {
+		return nil, FileInfo{}, s.errorf("read %s: negative offset %d", ref.Path, off)
+	}
+	if !fileID.MatchString(ref.ID) {
+		return nil, FileInfo{}, s.errorf("read %s: no file identity to read by", ref.Path)
+	}
+	var pids []string
+	for _, p := range ref.PIDs {
+		if p > 0 {
+			pids = append(pids, strconv.Itoa(p))
+		}
+	}
+	at := ""
+	if ref.At != "" && ref.At != ref.Path {
+		at = remotePath(ref.At)
+	}
+	script := "p=" + remotePath(ref.Path) + " at=" + cmp.Or(at, "''") + " id=" + shellQuote(ref.ID) +
+		" pids=" + shellQuote(strings.Join(pids, " ")) + fmt.Sprintf(" off=%d max=%d\n", off, max) + readFileScript
+	out, err := s.script(ctx, "read "+ref.Path, script)
+	if err != nil {
+		return nil, FileInfo{}, err
+	}
+	if string(out) == "missing\n" {
+		return nil, FileInfo{}, nil
+	}
+	found, out, _ := bytes.Cut(out, []byte("\n"))
+	line, data, _ := bytes.Cut(out, []byte("\n"))
+	info, err := s.parseFileInfo(ref.Path, string(line))
+	if err != nil {
+		return nil, FileInfo{}, err
+	}
+	info.Path = string(found)
 	if len(data) == 0 {
 		data = nil
 	}

@@ -291,11 +291,18 @@ func appendNew(base []string, more ...string) []string {
 // the handshake within the connect timeout.
 func (s *SSH) dialOne(ctx context.Context, prev *ssh.Client, cfg SSHConfig) (*ssh.Client, error) {
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
+	// Keys are read (and decrypted: an encrypted key's KDF takes seconds on
+	// a busy machine) before the connect timeout starts: it bounds the
+	// network, not the work done here.
+	cc, tried, release, err := s.clientConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	ctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
 	defer cancel()
 
 	var nc net.Conn
-	var err error
 	if prev == nil {
 		var d net.Dialer
 		nc, err = d.DialContext(ctx, "tcp", addr)
@@ -306,12 +313,6 @@ func (s *SSH) dialOne(ctx context.Context, prev *ssh.Client, cfg SSHConfig) (*ss
 		return nil, fmt.Errorf("connect to %s: %w", addr, timeoutErr(ctx, cfg.ConnectTimeout, err))
 	}
 
-	cc, tried, release, err := s.clientConfig(cfg)
-	if err != nil {
-		nc.Close()
-		return nil, err
-	}
-	defer release()
 	// The handshake has no context of its own: closing the socket is how
 	// a timeout or a cancellation interrupts it.
 	stop := context.AfterFunc(ctx, func() { nc.Close() })

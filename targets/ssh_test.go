@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -91,13 +92,18 @@ func TestSSHRun(t *testing.T) {
 	}
 
 	t.Run("a background job does not hold the call", func(t *testing.T) {
-		start := time.Now()
-		r, err := s.Run(ctx, Command{Line: "echo before; sleep 30 & echo after"})
+		job := uniqueSleep(30)
+		r, err := s.Run(ctx, Command{Line: "echo before; " + job + " & echo after"})
 		if err != nil || string(r.Stdout) != "before\nafter\n" || r.ExitCode != 0 {
 			t.Fatalf("Run = %+v, %v", r, err)
 		}
-		if d := time.Since(start); d > 15*time.Second {
-			t.Errorf("Run took %s: it waited for the background job", d)
+		// Had the call waited for the job, the job would be over.
+		ps, err := s.Processes(ctx, "^"+regexp.QuoteMeta(job)+"$")
+		if err != nil || len(ps) != 1 {
+			t.Fatalf("the background job after the call: %+v, %v; want it still running", ps, err)
+		}
+		if _, err := s.Run(ctx, Command{Line: fmt.Sprintf("kill %d", ps[0].PID)}); err != nil {
+			t.Error(err)
 		}
 	})
 	t.Run("stdin is empty", func(t *testing.T) {
@@ -188,6 +194,12 @@ func TestSSHStartInspectStop(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
+	// A failed assertion must not leave the sleeps behind.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = s.Stop(ctx, p, 0)
+	})
 	if p.PID <= 1 || p.PGID <= 1 || p.StartTime == 0 || p.Log != log {
 		t.Fatalf("Start returned %+v", p)
 	}
@@ -766,15 +778,16 @@ func TestSSHReconnectAfterCut(t *testing.T) {
 	// Two calls in flight: a command in its own session, and one of
 	// lockstep's scripts on a worker.
 	errc := make(chan error, 2)
+	run, script := uniqueSleep(30), uniqueSleep(31)
 	go func() {
-		_, err := s.Run(ctx, Command{Line: "sleep 30"})
+		_, err := s.Run(ctx, Command{Line: run})
 		errc <- err
 	}()
 	go func() {
-		_, err := s.script(ctx, "sleep", "sleep 30")
+		_, err := s.script(ctx, "sleep", script)
 		errc <- err
 	}()
-	time.Sleep(500 * time.Millisecond) // let the calls get under way
+	waitProcesses(t, ctx, s, "^("+regexp.QuoteMeta(run)+"|"+regexp.QuoteMeta(script)+")$", 2)
 	proxy.Sever()
 	for range 2 {
 		select {
@@ -829,11 +842,12 @@ func TestSSHKeepaliveNoticesSilentDrop(t *testing.T) {
 		t.Fatal(err)
 	}
 	errc := make(chan error, 1)
+	call := uniqueSleep(50)
 	go func() {
-		_, err := s.Run(ctx, Command{Line: "sleep 50"})
+		_, err := s.Run(ctx, Command{Line: call})
 		errc <- err
 	}()
-	time.Sleep(300 * time.Millisecond)
+	waitProcesses(t, ctx, s, "^"+regexp.QuoteMeta(call)+"$", 1)
 	proxy.Freeze()
 	frozen := time.Now()
 	select {
@@ -956,18 +970,40 @@ func TestSSHRunCancel(t *testing.T) {
 	short, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	start := time.Now()
-	r, err := s.Run(short, Command{Line: "echo partial; sleep 41.5"})
+	cmd := uniqueSleep(41)
+	r, err := s.Run(short, Command{Line: "echo partial; " + cmd})
 	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrDisconnected) {
 		t.Fatalf("err = %v, want the deadline", err)
 	}
 	if string(r.Stdout) != "partial\n" {
 		t.Errorf("stdout %q, want what was printed before the deadline", r.Stdout)
 	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("Run returned after %s, want soon after its 3s deadline", d)
+	if d := time.Since(start); d > 40*time.Second {
+		t.Errorf("Run returned after %s: the command's own time, not its 3s deadline", d)
 	}
 	// The command does not outlive the call.
-	waitNoProcesses(t, ctx, s, `^sleep 41\.5$`, "still running after the call was cancelled")
+	waitNoProcesses(t, ctx, s, "^"+regexp.QuoteMeta(cmd)+"$", "still running after the call was cancelled")
+}
+
+// uniqueSleep is a sleep of about secs seconds whose command line no
+// other test, nor another run of this one on the machine, has.
+func uniqueSleep(secs int) string {
+	return fmt.Sprintf("sleep %d.%03d%06d", secs, os.Getpid()%1000, time.Now().UnixNano()%1000000)
+}
+
+// waitProcesses waits until n processes on tg match match: a call in
+// flight has got as far as its command.
+func waitProcesses(t *testing.T, ctx context.Context, tg Target, match string, n int) {
+	t.Helper()
+	var ps []ProcessInfo
+	err := pollUntil(ctx, 20*time.Millisecond, func() (bool, error) {
+		var err error
+		ps, err = tg.Processes(ctx, match)
+		return len(ps) == n, err
+	})
+	if err != nil {
+		t.Fatalf("waiting for %d processes matching %q (have %+v): %v", n, match, ps, err)
+	}
 }
 
 // What a run's command leaves running on the host (setsid, a double
@@ -1121,13 +1157,14 @@ func TestSSHWorkers(t *testing.T) {
 	// next call gets a fresh worker.
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
-	if _, err := s.script(short, "sleep", "sleep 42.5"); !errors.Is(err, context.DeadlineExceeded) {
+	cancelled := uniqueSleep(42)
+	if _, err := s.script(short, "sleep", cancelled); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("cancelled script: %v", err)
 	}
 	if info, err := s.Stat(ctx, path); err != nil || info.Size != 1 {
 		t.Fatalf("after a cancelled call: %+v, %v", info, err)
 	}
-	waitNoProcesses(t, ctx, s, `^sleep 42\.5$`, "the cancelled call's process is still running")
+	waitNoProcesses(t, ctx, s, "^"+regexp.QuoteMeta(cancelled)+"$", "the cancelled call's process is still running")
 
 	// A worker that died while idle is replaced, not handed out.
 	var pids []string
@@ -1142,7 +1179,13 @@ func TestSSHWorkers(t *testing.T) {
 	if r, err := s.Run(ctx, Command{Line: "kill " + strings.Join(pids, " ")}); err != nil || r.ExitCode != 0 {
 		t.Fatalf("kill the workers: %+v, %v", r, err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	gone := func() (bool, error) {
+		r, err := s.Run(ctx, Command{Line: "for p in " + strings.Join(pids, " ") + "; do kill -0 $p 2>/dev/null && exit 1; done; exit 0"})
+		return err == nil && r.ExitCode == 0, err
+	}
+	if err := pollUntil(ctx, 20*time.Millisecond, gone); err != nil {
+		t.Fatalf("the killed workers %v are still there: %v", pids, err)
+	}
 	if info, err := s.Stat(ctx, path); err != nil || info.Size != 1 {
 		t.Fatalf("after the workers were killed: %+v, %v", info, err)
 	}

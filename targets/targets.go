@@ -36,8 +36,14 @@ type Target interface {
 
 	// Start launches c.Line detached from lockstep and from any session:
 	// its own session and process group, stdin from /dev/null, stdout and
-	// stderr appended to log. It returns once the process exists. Moving
-	// an old log aside is the caller's job (MoveAside), done before Start.
+	// stderr to log, a file Start creates: when a regular file is already
+	// at log, Start fails with an error wrapping fs.ErrExist and launches
+	// nothing, so a launch never writes into a file someone else writes
+	// or reads as theirs. Moving an old log aside is the caller's job
+	// (MoveAside, then Start again if another launch made a new one in
+	// between). Process.LogID is the identity of the file the process was
+	// given, taken from the descriptor, so ReadFile reads this launch's
+	// log and no other. It returns once the process exists.
 	//
 	// The process is marked before it runs anything, with a value fresh
 	// for this launch (Process.Mark) that every descendant inherits: a
@@ -72,7 +78,9 @@ type Target interface {
 	Stop(ctx context.Context, p Process, grace time.Duration) error
 
 	// MoveAside renames an existing file at path to a fresh name beside it
-	// and returns that name, or "" when there was no file.
+	// and returns that name, or "" when there was no file. Only a regular
+	// file or a symbolic link is moved: a device (/dev/null), a fifo or a
+	// directory is left where it is, and "" returned.
 	MoveAside(ctx context.Context, path string) (string, error)
 
 	// Stat describes path; a missing file is FileInfo{Exists: false} and
@@ -84,6 +92,17 @@ type Target interface {
 	// caller following a log can tell rotation (ID changed) and truncation
 	// (Size < its offset) apart from growth.
 	ReadAt(ctx context.Context, path string, off int64, max int) ([]byte, FileInfo, error)
+
+	// ReadFile reads up to max bytes from off of the one file f names by
+	// its identity (f.ID), wherever it is now: at f.At (where it was last
+	// found), at f.Path, among the open descriptors of the processes
+	// f.PIDs (a log moved elsewhere or deleted, still written), or among
+	// the entries of f.Path's directory (a log moved aside or rotated
+	// beside it). Identity is checked on the descriptor read from, so it
+	// never reads another file, whatever has since appeared at f.Path. A
+	// file found nowhere is FileInfo{Exists: false} and no error; the
+	// FileInfo's Path says where it was found, for the next f.At.
+	ReadFile(ctx context.Context, f FileRef, off int64, max int) ([]byte, FileInfo, error)
 
 	// SHA256 hashes the file at path where it lies (a missing file is
 	// FileInfo{Exists: false}, no error), so a check of a large file need
@@ -146,6 +165,27 @@ type Process struct {
 	// its members, not started by Start, so no exit status is recorded
 	// for it. Inspect judges it from the process table alone.
 	Daemon bool `json:"daemon,omitempty"`
+	// LogID is the identity (FileInfo.ID) of the log Start opened for
+	// the process: Log is where it was, LogID which file it is.
+	LogID string `json:"log_id,omitempty"`
+}
+
+// LogFile names a launch's log by its identity, for ReadFile: its pid and
+// its group's leader hold it open while they run. Without a LogID (a
+// Process recorded before lockstep kept one) ID is "": such a log can
+// only be followed by its name.
+func (p Process) LogFile() FileRef {
+	return FileRef{Path: p.Log, ID: p.LogID, PIDs: []int{p.PID, p.PGID}}
+}
+
+// FileRef names one file by its identity (FileInfo.ID), not by its name:
+// a log keeps its identity when it is renamed, and a new file at the same
+// path has another.
+type FileRef struct {
+	Path string // the file's name when it was first seen
+	At   string // where it was last found; tried first ("" means Path)
+	ID   string // its FileInfo.ID
+	PIDs []int  // processes that may hold it open
 }
 
 // ProcessState is what Inspect saw.
@@ -166,6 +206,7 @@ type FileInfo struct {
 	Size    int64
 	ID      string // device and inode; changes when the file is replaced
 	ModTime time.Time
+	Path    string // where ReadFile found the file (set by ReadFile only)
 }
 
 // ProcessInfo is one entry of a process listing.

@@ -46,6 +46,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("DEMOSERVER", filepath.Join(bin, "demoserver"))
 			env.Setenv("LOCKSTEP_VAR_demoserver", filepath.Join(bin, "demoserver"))
 			env.Setenv("LOCKSTEP_VAR_work", env.WorkDir)
+			env.Defer(func() { killLeftovers(env.T(), env.WorkDir) })
 			// Each script's servers listen on a port of their own, so scripts
 			// (and two test runs) never meet on one.
 			port, err := freePort()
@@ -74,6 +75,7 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: withEndingCmds(map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"procs": procsCmd,
 			// exits N CMD ARGS... runs CMD and wants exit status N.
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) < 2 {

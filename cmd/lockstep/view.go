@@ -12,6 +12,7 @@ import (
 
 	"lockstep/runner/events"
 	"lockstep/runner/records"
+	"lockstep/terminal"
 )
 
 // The views render the runner's events. None of them decides anything:
@@ -72,7 +73,7 @@ func progressText(p *events.Progress) string {
 		parts = append(parts, loadText(p))
 	}
 	if p.LastLine != "" {
-		parts = append(parts, p.LastLine)
+		parts = append(parts, terminal.Printable(p.LastLine))
 	}
 	return "progress: " + strings.Join(parts, ", ") + " (" + dur(p.Elapsed) + ")"
 }
@@ -148,7 +149,7 @@ func eventLines(e events.Event, s style) []string {
 			return []string{fmt.Sprintf("%s: $ %s", p, firstLineOf(a.Command))}
 		}
 	case events.Observed:
-		return []string{fmt.Sprintf("%s: %s", p, s.dim("waiting: "+e.Observation.Summary))}
+		return []string{fmt.Sprintf("%s: %s", p, s.dim("waiting: "+terminal.PrintableCut(e.Observation.Summary, terminal.MaxShownReason)))}
 	case events.Progressed:
 		return nil
 	case events.StepFinished:
@@ -191,7 +192,7 @@ func outcomeLines(p string, o *events.Outcome, s style) []string {
 	case events.Skipped:
 		return []string{fmt.Sprintf("%s: %s", p, s.dim("skipped: "+o.Reason))}
 	}
-	lines := []string{fmt.Sprintf("%s: %s after %s: %s", p, s.red(string(o.Status)), dur(o.Duration), o.Reason)}
+	lines := []string{fmt.Sprintf("%s: %s after %s: %s", p, s.red(string(o.Status)), dur(o.Duration), terminal.PrintableCut(o.Reason, terminal.MaxShownReason))}
 	if o.ErrorMessage != "" {
 		lines = append(lines, "    "+s.bold(o.ErrorMessage))
 	}
@@ -221,37 +222,37 @@ func evidenceLines(ev *events.Evidence, reason string, s style) []string {
 		}
 		out = append(out, l)
 		if c.Reason != "" && c.State != events.CondHeld && !(c.State == events.CondError && strings.Contains(reason, c.Reason)) {
-			out = append(out, "        "+c.Reason)
+			out = append(out, "        "+terminal.PrintableCut(c.Reason, terminal.MaxShownReason))
 		}
 	}
 	if len(ev.Values) > 0 {
 		out = append(out, "    values:")
 		for _, k := range slices.Sorted(maps.Keys(ev.Values)) {
-			out = append(out, fmt.Sprintf("      %s = %s", k, ev.Values[k]))
+			out = append(out, fmt.Sprintf("      %s = %s", k, terminal.Printable(ev.Values[k])))
 		}
 	}
 	for addr, tail := range ev.LogTail {
 		out = append(out, fmt.Sprintf("    last %d lines of %s's log:", len(tail), addr))
 		for _, l := range tail {
-			out = append(out, "      | "+l)
+			out = append(out, "      | "+terminal.Printable(l))
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(ev.Output)) {
 		out = append(out, fmt.Sprintf("    last %d lines of %s:", len(ev.Output[k]), k))
 		for _, l := range ev.Output[k] {
-			out = append(out, "      | "+l)
+			out = append(out, "      | "+terminal.Printable(l))
 		}
 	}
 	if len(ev.LogTail) == 0 && len(ev.LogLines) > 0 {
 		out = append(out, "    log:")
 		for _, l := range ev.LogLines {
-			out = append(out, "      | "+l)
+			out = append(out, "      | "+terminal.Printable(l))
 		}
 	}
 	if len(ev.History) > 1 {
 		out = append(out, "    history:")
 		for _, h := range ev.History {
-			out = append(out, fmt.Sprintf("      %s  %s", h.Time.Format("15:04:05.000"), h.Summary))
+			out = append(out, fmt.Sprintf("      %s  %s", h.Time.Format("15:04:05.000"), terminal.PrintableCut(h.Summary, terminal.MaxShownReason)))
 		}
 	}
 	return out
@@ -384,13 +385,13 @@ func (v *liveView) Emit(e events.Event) {
 		return
 	case events.Progressed:
 		v.frac = e.Progress.Fraction
-		v.last = e.Progress.LastLine
+		v.last = terminal.Printable(e.Progress.LastLine)
 		if e.Progress.Done > 0 {
 			v.last = loadText(e.Progress)
 		}
 		return
 	case events.Observed:
-		v.status = e.Observation.Summary
+		v.status = terminal.PrintableCut(e.Observation.Summary, terminal.MaxShownReason)
 		return
 	case events.StepFinished:
 		v.cur = nil

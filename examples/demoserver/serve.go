@@ -59,7 +59,10 @@ func listen(cfg config, backend string, log *logger) (*server, error) {
 		crashed: make(chan struct{}),
 		failed:  make(chan error, 1),
 	}
-	s.http = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
+	// Like llama-server (cpp-httplib's 5 s keep-alive), close a kept-alive
+	// connection left idle: a client must cope with a close that races
+	// its next request.
+	s.http = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Second}
 	go func() {
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.failed <- err

@@ -23,8 +23,11 @@ import (
 // answer. Stall makes every request arriving in a window wait.
 type HTTP struct {
 	URL string // http://127.0.0.1:PORT
+	// Dial is the way to the server: nil for one on a port, Pipe.Dial for
+	// one from NewHTTPPiped.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 
-	srv      *httptest.Server
+	close    func()
 	requests atomic.Int64
 	every    atomic.Int64
 
@@ -35,17 +38,27 @@ type HTTP struct {
 	}
 }
 
-// NewHTTP starts a server; Close stops it.
+// NewHTTP starts a server on 127.0.0.1; Close stops it.
 func NewHTTP() *HTTP {
 	s := &HTTP{}
-	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
-	s.srv.Start()
-	s.URL = s.srv.URL
+	srv := httptest.NewServer(http.HandlerFunc(s.serve))
+	s.URL, s.close = srv.URL, srv.Close
+	return s
+}
+
+// NewHTTPPiped starts a server on in-memory connections (see Pipe), for
+// tests whose timings run on testing/synctest's clock: a load reaches it
+// through Dial, whatever host URL names. /reset closes a pipe plainly:
+// a reset is TCP's. Close stops it.
+func NewHTTPPiped() *HTTP {
+	s := &HTTP{}
+	p := NewPipe(http.HandlerFunc(s.serve))
+	s.URL, s.Dial, s.close = "http://http.pipe", p.Dial, p.Close
 	return s
 }
 
 // Close stops the server and closes its connections.
-func (s *HTTP) Close() { s.srv.Close() }
+func (s *HTTP) Close() { s.close() }
 
 // Requests is the number of requests the server has received.
 func (s *HTTP) Requests() int64 { return s.requests.Load() }

@@ -1,8 +1,10 @@
 package loadtest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -47,9 +49,12 @@ type OpenAIConfig struct {
 // known token timings.
 type OpenAI struct {
 	URL string // http://127.0.0.1:PORT; endpoints under /v1
+	// Dial is the way to the server: nil for one on a port, Pipe.Dial for
+	// one from NewOpenAIPiped.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	cfg      OpenAIConfig
-	srv      *httptest.Server
+	close    func()
 	requests atomic.Int64
 	inFlight atomic.Int64
 	maxIn    atomic.Int64
@@ -62,8 +67,25 @@ type OpenAI struct {
 	prompts []string
 }
 
-// NewOpenAI starts a server; Close stops it.
+// NewOpenAI starts a server on 127.0.0.1; Close stops it.
 func NewOpenAI(cfg OpenAIConfig) *OpenAI {
+	s := newOpenAI(cfg)
+	srv := httptest.NewServer(s.handler())
+	s.URL, s.close = srv.URL, srv.Close
+	return s
+}
+
+// NewOpenAIPiped starts a server on in-memory connections (see Pipe), for
+// tests whose timings run on testing/synctest's clock: a load reaches it
+// through Dial, whatever host URL names. Close stops it.
+func NewOpenAIPiped(cfg OpenAIConfig) *OpenAI {
+	s := newOpenAI(cfg)
+	p := NewPipe(s.handler())
+	s.URL, s.Dial, s.close = "http://openai.pipe", p.Dial, p.Close
+	return s
+}
+
+func newOpenAI(cfg OpenAIConfig) *OpenAI {
 	if cfg.Model == "" {
 		cfg.Model = "test-model"
 	}
@@ -78,20 +100,22 @@ func NewOpenAI(cfg OpenAIConfig) *OpenAI {
 	if cfg.Gate <= 0 {
 		s.openGate()
 	}
+	return s
+}
+
+// handler routes the endpoints.
+func (s *OpenAI) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"object":"list","data":[{"id":%q,"object":"model"}]}`, s.cfg.Model)
 	})
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, true) })
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, false) })
-	s.srv = httptest.NewUnstartedServer(mux)
-	s.srv.Start()
-	s.URL = s.srv.URL
-	return s
+	return mux
 }
 
 // Close stops the server.
-func (s *OpenAI) Close() { s.srv.Close() }
+func (s *OpenAI) Close() { s.close() }
 
 // Requests is the number of completion requests received.
 func (s *OpenAI) Requests() int64 { return s.requests.Load() }

@@ -3,6 +3,8 @@ package records
 import (
 	"strings"
 	"unicode/utf8"
+
+	"lockstep/terminal"
 )
 
 // page builds a readable document once and renders it as plain text or
@@ -110,19 +112,23 @@ func (p *page) verbatim(title, lang string, lines []string) {
 			p.b.WriteString(title + ":\n\n")
 		}
 		fence := "```"
-		for _, l := range lines {
-			for strings.Contains(l, fence) {
+		shown := make([]string, len(lines))
+		for i, l := range lines {
+			shown[i] = terminal.Printable(l)
+			for strings.Contains(shown[i], fence) {
 				fence += "`"
 			}
 		}
-		p.b.WriteString(fence + lang + "\n" + strings.Join(lines, "\n") + "\n" + fence + "\n\n")
+		p.b.WriteString(fence + lang + "\n" + strings.Join(shown, "\n") + "\n" + fence + "\n\n")
 		return
 	}
 	if title != "" {
 		p.b.WriteString(p.indent + title + "\n")
 	}
 	for _, l := range lines {
-		p.b.WriteString(p.indent + "  | " + l + "\n")
+		// A server's colours, cursor moves and \r redraws must not
+		// redraw the reader's terminal.
+		p.b.WriteString(p.indent + "  | " + terminal.Printable(l) + "\n")
 	}
 }
 

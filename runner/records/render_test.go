@@ -437,3 +437,29 @@ func TestShowGivesACommandOnceAndItsOutput(t *testing.T) {
 		})
 	}
 }
+
+// What a server wrote reaches the reader's terminal as text: its colours,
+// cursor moves and \r redraws are not passed on to redraw the show.
+func TestShowPrintsNoRawControls(t *testing.T) {
+	out := &events.Outcome{Status: events.Failed, Reason: "the server crashed", Evidence: &events.Evidence{
+		LogLines: []string{"\x1b[31mTraceback\x1b[0m (most recent call last):"},
+		LogTail:  map[string][]string{"launch.server": {"shards:  50%\rshards: 100%\x1b[2K", "bell\a here"}},
+	}}
+	a := &Attempt{Plan: "srv", Number: 1, Outcome: events.Outcome{Status: events.Failed, Failed: "wait.ready"}, Steps: []*Step{{
+		Step: events.Step{Addr: "wait.ready", Kind: "wait", Name: "ready", Count: 1}, Status: events.Failed, Outcome: out,
+	}}}
+	for _, format := range []string{Text, Markdown} {
+		got, err := Show(a, format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := strings.IndexFunc(got, func(r rune) bool { return r < 0x20 && r != '\n' || r == 0x7f }); i >= 0 {
+			t.Errorf("%s: a raw control character at %d: %q", format, i, got)
+		}
+		for _, want := range []string{"Traceback (most recent call last):\n", "shards:  50% shards: 100%\n", "bell here\n"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%s: show lacks %q:\n%s", format, want, got)
+			}
+		}
+	}
+}

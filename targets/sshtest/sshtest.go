@@ -25,6 +25,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -156,6 +157,9 @@ LogLevel VERBOSE
 	}
 	cmd := exec.Command(SSHDPath, "-D", "-e", "-f", config, "-p", strconv.Itoa(s.Port))
 	cmd.Stdout, cmd.Stderr = logf, logf
+	// sshd -D runs until killed: should the test binary die before its
+	// cleanup (a panic, -timeout), the kernel ends sshd with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return err
@@ -163,7 +167,9 @@ LogLevel VERBOSE
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait(); logf.Close() }()
 
-	deadline := time.Now().Add(10 * time.Second)
+	// Generous: on a loaded machine sshd may take a while to load its keys.
+	const patience = time.Minute
+	deadline := time.Now().Add(patience)
 	for {
 		if banner(s.Addr()) {
 			break
@@ -178,7 +184,7 @@ LogLevel VERBOSE
 			_ = cmd.Process.Kill()
 			<-exited
 			log, _ := os.ReadFile(s.Log)
-			return fmt.Errorf("sshd did not answer on %s within 10s: %s", s.Addr(), log)
+			return fmt.Errorf("sshd did not answer on %s within %s: %s", s.Addr(), patience, log)
 		}
 	}
 	s.cmd = cmd

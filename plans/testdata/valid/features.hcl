@@ -97,6 +97,10 @@ step "wait" "up" {
   probe "log" "by_path" {
     path = step.launch.server.log_path
   }
+  probe "log" "app" {
+    path  = "/tmp/app.log"
+    since = step.launch.server
+  }
   probe "file" "f" {
     path = "/tmp/server.log"
   }

@@ -1,0 +1,265 @@
+package plans
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+// tokenBounds measures with hcl's own tokens what nativeBounds bounds:
+// the deepest nesting with unary runs, as checkTokens counts it, and the
+// longest number literal.
+func tokenBounds(src []byte) (deepest, longest int) {
+	tokens, _ := hclsyntax.LexConfig(src, "t.hcl", hcl.InitialPos)
+	depth, unary := 0, 0
+	for _, t := range tokens {
+		switch t.Type {
+		case hclsyntax.TokenOBrace, hclsyntax.TokenOBrack, hclsyntax.TokenOParen, hclsyntax.TokenTemplateInterp,
+			hclsyntax.TokenTemplateControl, hclsyntax.TokenOQuote, hclsyntax.TokenOHeredoc:
+			depth++
+		case hclsyntax.TokenCBrace, hclsyntax.TokenCBrack, hclsyntax.TokenCParen, hclsyntax.TokenTemplateSeqEnd,
+			hclsyntax.TokenCQuote, hclsyntax.TokenCHeredoc:
+			depth--
+		case hclsyntax.TokenNumberLit:
+			longest = max(longest, len(t.Bytes))
+		}
+		if t.Type == hclsyntax.TokenBang || t.Type == hclsyntax.TokenMinus {
+			unary++
+		} else {
+			unary = 0
+		}
+		deepest = max(deepest, depth+unary)
+	}
+	return deepest, longest
+}
+
+// assertBounds fails unless nativeBounds is at least what hcl's tokens
+// measure: below, CheckSource would pass a file that nests too deeply.
+func assertBounds(t *testing.T, src []byte) {
+	t.Helper()
+	deep, long, ok := nativeBounds(src)
+	if !ok {
+		return // CheckSource lexes it
+	}
+	wantDeep, wantLong := tokenBounds(src)
+	if deep < wantDeep || long < wantLong {
+		t.Fatalf("nativeBounds = (%d, %d), below hcl's tokens' (%d, %d) for\n%q", deep, long, wantDeep, wantLong, src)
+	}
+}
+
+var prescanCases = []string{
+	"a = 1\n",
+	"a = -1\nb = !!true\nc = - - -1\n",
+	"a = \"${x}\"\nb = \"$${x}\"\nc = \"$$${x}\"\nd = \"%{if x}y%{endif}\"\ne = \"%%{x}\"\n",
+	"a = \"\\\"${x}\\\"\"\nb = \"\\${((((x))))}\"\n",
+	"a = \"${ {a = {b = 1}} }\"\nb = \"${x ~}\"\nc = \"${~ x}\"\n",
+	"a = <<EOT\n((((\nEOT\nb = ((1))\n",
+	"a = <<-EOT\n  ${x}\n  EOT\nb = [[[1]]]\n",
+	"a = <<EOT\r\n${x}\r\nEOT\r\nb = [[[1]]]\r\n",
+	"a = <<EOT\nEOT is not the end\n EOT \n(((\n",
+	"a = <<EOT\n$EOT\nEOT\n((((\n",
+	"a = <<EOT\n\xffEOT\n((((\n",
+	"a = <<EOT\n${<<IN\nx\nIN\n}EOT\nEOT\n[[[\n",
+	"a = <<EOT x\nEOT\n((((\n",
+	"a = <<<EOT\n(((\nEOT\n",
+	"a = <<--EOT\n(((\nEOT\n",
+	"# \"(((\n// ((( \"\n/* \" */ b = (((1)))\n",
+	"/* unclosed ((((\n",
+	"a = \"unclosed ((((\n(((((\n",
+	"a = 1e-10 + 0.5e+3 + 123456789\n",
+	"a = x-y-z\n",
+	"a = \"${\"${\"${1}\"}\"}\"\n",
+	"}}}}((((\n",
+	"a = \"}}}}\"\n((((\n",
+	"a = \"${}}}\"\n((((\n",
+	"\xef\xbb\xbfa = ((1))\n",
+	"a = \"\xc3\"\nb = ((1))\n",
+	"a = <<EOT\n\xc3\xa9EOT\nEOT\n",
+	"a = <<EOT\n\u00a0EOT\u00a0\n((((\n",
+	"a = \"\\\n((((\n\"\n",
+	"a = <<EOT\n$\nEOT\n((((\n",
+	"a = <<EOT\n$$\nEOT\n((((\n",
+	"a = <<EOT\n$a\n\nEOT\n((((\n",
+	"a = <<EOT\n%\n\nEOT\n((((\n",
+	"a = <<EOT\nx\rEOT\n((((\n",
+	"a = <<EOT\nEOT\r\r\n((((\n",
+}
+
+// TestNativeBounds: nativeBounds follows hcl's scanner through strings,
+// escapes, heredocs, templates and comments on the cases where a byte
+// means something else than it looks, the example plans and the fuzz
+// corpora.
+func TestNativeBounds(t *testing.T) {
+	for _, src := range prescanCases {
+		assertBounds(t, []byte(src))
+	}
+	for _, src := range prescanSeeds(t) {
+		assertBounds(t, src)
+	}
+	// Exact on the example plans, not an over-count, so that a plan of
+	// ordinary depth is not lexed twice.
+	examples, _ := filepath.Glob("../examples/*.hcl")
+	for _, path := range examples {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deep, long, ok := nativeBounds(src)
+		wantDeep, wantLong := tokenBounds(src)
+		if !ok || deep != wantDeep || long != wantLong {
+			t.Errorf("%s: nativeBounds = (%d, %d, %v), hcl's tokens (%d, %d)", path, deep, long, ok, wantDeep, wantLong)
+		}
+	}
+}
+
+// FuzzNativeBounds checks nativeBounds against hcl's scanner on
+// arbitrary bytes.
+func FuzzNativeBounds(f *testing.F) {
+	for _, src := range prescanCases {
+		f.Add([]byte(src))
+	}
+	for _, src := range prescanSeeds(f) {
+		f.Add(src)
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		assertBounds(t, src)
+		// The same folded into ASCII, where nativeBounds never gives up.
+		ascii := make([]byte, len(src))
+		for i, c := range src {
+			ascii[i] = c & 0x7f
+		}
+		assertBounds(t, ascii)
+	})
+}
+
+// prescanSeeds reads the example plans, the test plans and the fuzz
+// corpora of FuzzParse and FuzzFormat.
+func prescanSeeds(t testing.TB) [][]byte {
+	var out [][]byte
+	for _, pat := range []string{"../examples/*.hcl", "../examples/*/*.hcl", "testdata/*/*.hcl", "../cmd/lockstep/testdata/script/*.txtar"} {
+		m, _ := filepath.Glob(pat)
+		for _, path := range m {
+			if src, err := os.ReadFile(path); err == nil {
+				out = append(out, src)
+			}
+		}
+	}
+	for _, dir := range []string{"FuzzParse", "FuzzFormat"} {
+		m, _ := filepath.Glob(filepath.Join("testdata/fuzz", dir, "*"))
+		for _, path := range m {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, rest, _ := strings.Cut(string(data), "\n")
+			rest = strings.TrimSpace(rest)
+			if s, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(rest, "[]byte("), ")")); err == nil {
+				out = append(out, []byte(s))
+			}
+		}
+	}
+	if len(out) < 100 {
+		t.Fatalf("only %d seeds", len(out))
+	}
+	return out
+}
+
+// BenchmarkNativeBounds reads the example plans as CheckSource does.
+func BenchmarkNativeBounds(b *testing.B) {
+	var src []byte
+	examples, _ := filepath.Glob("../examples/*.hcl")
+	for _, path := range examples {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		src = append(append(src, data...), '\n')
+	}
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		nativeBounds(src)
+	}
+}
+
+// walkReference is walkTree through hclsyntax.Walk, as it was written
+// first: the walk that treeChecker.node must agree with.
+func walkReference(node hclsyntax.Node) (diags hcl.Diagnostics) {
+	w := &treeChecker{}
+	defer func() {
+		if r := recover(); r != nil {
+			if r != errTooDeep {
+				panic(r)
+			}
+			diags = hcl.Diagnostics{nestingDiag(w.deep)}
+		}
+	}()
+	hclsyntax.Walk(node, w)
+	return w.diags
+}
+
+// summaries lists diags' summaries and lines, in order. Which node too
+// deep is reported depends on the order of a body's attributes, a map's:
+// its line is left out.
+func summaries(diags hcl.Diagnostics) string {
+	var out []string
+	for _, d := range diags {
+		s := d.Summary
+		if d.Subject != nil && d.Summary != "Too deeply nested" {
+			s += " at line " + strconv.Itoa(d.Subject.Start.Line)
+		}
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return strings.Join(out, "; ")
+}
+
+// TestWalkTree: the tree check walks every kind of expression as
+// hclsyntax.Walk does, each nesting construct just within and just beyond
+// the limit, and the seed plans.
+func TestWalkTree(t *testing.T) {
+	nest := func(open, inner, close string, n int) string {
+		return "x = " + strings.Repeat(open, n) + inner + strings.Repeat(close, n) + "\n"
+	}
+	var srcs []string
+	for n := MaxNesting - 2; n <= MaxNesting+2; n++ {
+		srcs = append(srcs,
+			"x = 1"+strings.Repeat(" + 1", n)+"\n",
+			"x = a"+strings.Repeat("[b]", n)+"\n",
+			"x = a"+strings.Repeat(" ? b : a", n)+"\n",
+			"x = a"+strings.Repeat("[*].b", n/3)+"\n",
+			"x = f(a)"+strings.Repeat(".b[c]", n)+"\n",
+			nest("[", "1", "]", n/2),
+			nest("{a = ", "1", "}", n/2),
+			nest("{(a) = ", "1", "}", n/2),
+			nest("[for x in y : ", "x", "]", n/2),
+			nest("{for k, v in y : k => ", "v if v", "}", n/2),
+			nest(`"${`, "1", `}"`, n/3),
+			nest(`"%{if a}`, "1", `%{endif}"`, n/3),
+			nest("(", "1e400", ")", n),
+		)
+	}
+	for _, src := range srcs {
+		checkWalk(t, []byte(src))
+	}
+	for _, src := range prescanSeeds(t) {
+		checkWalk(t, src)
+	}
+}
+
+func checkWalk(t *testing.T, src []byte) {
+	t.Helper()
+	file, diags := hclsyntax.ParseConfig(src, "t.hcl", hcl.InitialPos)
+	if diags.HasErrors() {
+		return
+	}
+	body := file.Body.(*hclsyntax.Body)
+	if got, want := summaries(checkTree(body)), summaries(walkReference(body)); got != want {
+		t.Errorf("checkTree = %q, hclsyntax.Walk %q for\n%s", got, want, src)
+	}
+}
