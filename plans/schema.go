@@ -210,7 +210,7 @@ func Language() *Schema {
 				{Name: "timeout", Type: str, Doc: "how long the postconditions may take to hold", Default: "per kind"},
 				{Name: "interval", Type: str, Doc: "time between two evaluations of the probes and conditions", Default: "1s"},
 				{Name: "always", Type: boolean, Doc: "run this step even after an earlier one failed (cleanup, reports)", Default: "false", Const: true},
-				{Name: "keep", Type: boolean, Doc: "leave what this step launched running when the plan ends", Default: "false", Const: true},
+				{Name: "keep", Type: boolean, Doc: "leave what this step launched, or what its command left running, running when the plan ends", Default: "false", Const: true},
 				{Name: "progress", Type: num, Doc: "a number from 0 to 1 (or null) showing how far along the step is", Default: "null"},
 			},
 			Blocks: []Block{

@@ -9,15 +9,17 @@ import (
 	"lockstep/targets"
 )
 
-// cleanup stops every launched process not kept, newest first, and
-// reports each with the end of its log. A launch whose own process has
-// ended is stopped all the same when it left processes running (a group
+// cleanup stops every launched process not kept, and what the steps'
+// commands left running (leftover.go), newest first, and reports each, a
+// launch with the end of its log. A launch whose own process has ended
+// is stopped all the same when it left processes running (a group
 // leader dead while its workers listen, a child that moved to a session
 // of its own): the launch owns all it started.
 func (r *run) cleanup(ctx context.Context) {
-	ls := r.launches()
+	ls, los := r.launches(), r.leftovers()
 	for i := len(ls) - 1; i >= 0; i-- {
 		l := ls[i]
+		los = r.stopLeftovers(ctx, los, l.seq)
 		p := l.current()
 		c := &events.Cleanup{PID: p.PID, Log: l.proc.Log}
 		if l.shownLog != "" {
@@ -67,4 +69,5 @@ func (r *run) cleanup(ctx context.Context) {
 		ev := events.Step{Addr: l.addr}
 		r.emit(events.Event{Type: events.ProcessStopped, Step: &ev, Cleanup: c})
 	}
+	r.stopLeftovers(ctx, los, 0)
 }

@@ -188,6 +188,7 @@ func (s *stepRun) waitNext(ctx context.Context, interval time.Duration) bool {
 func (s *stepRun) observe(ctx context.Context) {
 	for _, np := range s.probes {
 		v, err := np.p.Observe(ctx)
+		s.probeLeft(np)
 		if ctx.Err() != nil {
 			// Cut short by the step's end: keep what was last seen.
 			return

@@ -33,6 +33,7 @@ type launched struct {
 	// shownLog is the log's path as shown, when a sensitive value is
 	// part of it; "" shows proc.Log.
 	shownLog string
+	seq      int // its place among the launches and leftovers, for cleanup's order
 
 	mu sync.Mutex // guards what follows: the watcher and the step both look
 	// daemon is the process the launch daemonized into, once found.

@@ -86,8 +86,10 @@ type run struct {
 	emit    func(events.Event)
 	started time.Time
 
-	mu       sync.Mutex // guards launched: the watcher reads it
+	mu       sync.Mutex // guards launched, left and seq: the watcher reads them
 	launched []*launched
+	left     []*leftover // what commands left running, not watched
+	seq      int         // launches and leftovers so far, for cleanup's order
 
 	outputs map[string]cty.Value // step address (launch.server) -> self outputs
 	targets map[string]targets.Target
@@ -205,7 +207,23 @@ func (r *run) target(name string) (targets.Target, error) {
 func (r *run) addLaunch(l *launched) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.seq++
+	l.seq = r.seq
 	r.launched = append(r.launched, l)
+}
+
+func (r *run) addLeftover(lo *leftover) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	lo.seq = r.seq
+	r.left = append(r.left, lo)
+}
+
+func (r *run) leftovers() []*leftover {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*leftover(nil), r.left...)
 }
 
 func (r *run) launches() []*launched {

@@ -79,6 +79,12 @@ type stepRun struct {
 	// then the guard; probeInputs the same for each probe.
 	inputs      *redactor
 	probeInputs map[string]*redactor
+
+	// left is what the step's command left running (leftover.go).
+	left []events.LeftProcess
+	// probeWarned names the probes that were found to leave processes
+	// running: each is warned of once per step.
+	probeWarned map[string]bool
 }
 
 type namedProbe struct {
@@ -132,6 +138,7 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 			out.Notes = s.notes
 		}
 		out.Requests = s.requests
+		out.Left = s.left
 		r.record(s)
 		out.Outputs = s.outputs()
 		r.emit(events.Event{Type: events.StepFinished, Step: &ev, Outcome: &out})
@@ -470,6 +477,8 @@ func (s *stepRun) runCommand(ctx, outer context.Context, cmd targets.Command, sh
 	// What it wrote is evidence if the step fails, also when the command
 	// was cut short.
 	s.cmdOut = &res
+	// Told after how it ended; looked for however it ended.
+	defer s.leftBy(ctx, res)
 	if ctx.Err() != nil {
 		return res, s.ended(ctx, outer), true
 	}

@@ -268,7 +268,30 @@ func intList(ns []int) cty.Value {
 type execProbe struct {
 	t   targets.Target
 	cmd targets.Command
+	// left is what the observations since Left last asked left running,
+	// stopped since; leftErr the first error looking or stopping gave.
+	left    []targets.ProcessInfo
+	leftErr error
 }
+
+// Leaving is a probe whose command may leave processes running (an exec
+// probe's that backgrounds a job). It stops them itself once each
+// observation's command has exited: a probe must not start processes.
+type Leaving interface {
+	// Left returns what the observations since the last call left
+	// running, all stopped since, and the first error looking for them
+	// or stopping them gave.
+	Left() ([]targets.ProcessInfo, error)
+}
+
+var _ Leaving = (*execProbe)(nil)
+
+// leftStopGrace is how long what a probe's command left running has
+// between SIGTERM and SIGKILL.
+const leftStopGrace = time.Second
+
+// leftWait bounds the look for what a probe's command left, and its stop.
+const leftWait = 10 * time.Second
 
 func newExecProbe(_ context.Context, t targets.Target, s ProbeSpec) (Probe, error) {
 	line, err := attrString(s.Attrs, "command", "")
@@ -284,10 +307,37 @@ func newExecProbe(_ context.Context, t targets.Target, s ProbeSpec) (Probe, erro
 
 func (p *execProbe) Observe(ctx context.Context) (cty.Value, error) {
 	r, err := p.t.Run(ctx, p.cmd)
+	p.stopLeft(ctx, r)
 	if err != nil {
 		return cty.NilVal, err
 	}
 	return CommandValue(r), nil
+}
+
+// stopLeft stops at once what the command of r left running, and keeps
+// it for Left.
+func (p *execProbe) stopLeft(ctx context.Context, r targets.Result) {
+	if r.Mark == "" {
+		return
+	}
+	owner := targets.Process{Mark: r.Mark}
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leftWait)
+	defer cancel()
+	ms, err := p.t.Members(lctx, owner)
+	if err == nil && len(ms) > 0 {
+		err = p.t.Stop(lctx, owner, leftStopGrace)
+	}
+	p.left = append(p.left, ms...)
+	if p.leftErr == nil && !errors.Is(err, targets.ErrDisconnected) {
+		// A dropped connection is the observation's error already.
+		p.leftErr = err
+	}
+}
+
+func (p *execProbe) Left() ([]targets.ProcessInfo, error) {
+	ms, err := p.left, p.leftErr
+	p.left, p.leftErr = nil, nil
+	return ms, err
 }
 
 // CommandValue is a finished command as a plan sees it.

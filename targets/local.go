@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -70,26 +71,60 @@ const localRunWaitDelay = 2 * time.Second
 // Name is "local".
 func (l *Local) Name() string { return "local" }
 
-// Run runs c.Line with /bin/sh -c in a process group of its own. When ctx
-// ends the whole group is killed (SIGKILL), so a pipeline or a backgrounded
-// child dies with the shell; Run then returns what was captured and an
-// error wrapping ctx.Err().
+// Run runs c.Line with /bin/sh -c in a session (so a process group) of
+// its own, stdin from /dev/null, marked as Start marks a launch: the
+// command runs behind the same gate, so it and everything it starts carry
+// Result.Mark from its first instruction, and Members finds what it left
+// running once it has exited. When ctx ends, the shell's group is killed
+// (SIGKILL), then every process carrying the mark (SIGTERM, SIGKILL): a
+// child that moved to a session of its own (setsid) or was orphaned by a
+// double fork dies too, and Run returns once none is left, with what was
+// captured and an error wrapping ctx.Err().
+//
+// The session is its own, as an SSH session's is: so its processes are
+// never taken for lockstep's, and none of them has lockstep's terminal
+// (a command asking for a password on /dev/tty gets no terminal, as over
+// SSH).
 func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", c.Line)
-	cmd.Env = localEnviron(c.Env)
+	if err := ctx.Err(); err != nil {
+		return Result{ExitCode: -1}, fmt.Errorf("run: %w", err)
+	}
+	mark, err := newMark()
+	if err != nil {
+		return Result{ExitCode: -1}, fmt.Errorf("run: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", localGate, localGateName)
+	cmd.Env = localEnviron(gateEnv(c, mark))
 	cmd.Dir = c.Dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	g, err := newMarkGate(cmd)
+	if err != nil {
+		return Result{ExitCode: -1}, fmt.Errorf("run: %w", err)
+	}
+	defer g.close()
 	cmd.Cancel = func() error {
-		// The shell leads its group (Setpgid), so -pid is the group.
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		// The shell leads its group (Setsid), so -pid is the group; then
+		// by the mark, for what left the group.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), localRunStopWait)
+		defer cancel()
+		return l.Stop(sctx, Process{Mark: mark}, 0)
 	}
 	cmd.WaitDelay = localRunWaitDelay
 	stdout, stderr := cappedBuffer{limit: localMaxOutput}, cappedBuffer{limit: localMaxOutput}
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 
 	start := time.Now()
-	err := cmd.Run()
-	res := Result{Stdout: stdout.b, Stderr: stderr.b, Duration: time.Since(start), ExitCode: -1}
+	if err := cmd.Start(); err != nil {
+		return Result{ExitCode: -1}, fmt.Errorf("run: %w", err)
+	}
+	if err := g.release(cmd.Process.Pid, mark); err != nil {
+		_ = cmd.Cancel()
+		_ = cmd.Wait()
+		return Result{ExitCode: -1, Mark: mark}, fmt.Errorf("run: %w", err)
+	}
+	err = cmd.Wait()
+	res := Result{Stdout: stdout.b, Stderr: stderr.b, Duration: time.Since(start), ExitCode: -1, Mark: mark}
 	if cmd.ProcessState != nil {
 		res.ExitCode, res.Signal = localExitStatus(cmd.ProcessState)
 	}
@@ -102,6 +137,10 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 	}
 	return res, nil
 }
+
+// localRunStopWait bounds how long a cancelled Run waits for the
+// processes it kills to be gone.
+const localRunStopWait = 10 * time.Second
 
 // Start launches c.Line with /bin/sh -c in a new session (so a new process
 // group too), stdin from /dev/null, stdout and stderr to log, a file it
@@ -153,52 +192,31 @@ func (l *Local) Start(ctx context.Context, c Command, log string) (Process, erro
 		return Process{}, fmt.Errorf("start: %w", err)
 	}
 	defer in.Close()
-	gateR, gateW, err := os.Pipe()
-	if err != nil {
-		return Process{}, fmt.Errorf("start: %w", err)
-	}
-	defer gateR.Close()
-	defer gateW.Close()
-
-	env := map[string]string{localCommandEnv: c.Line, markEnv(mark): "1"}
-	for k, v := range c.Env {
-		env[k] = v
-	}
 	// Not CommandContext: ctx bounds the start, not the process's life.
 	cmd := exec.Command("/bin/sh", "-c", localGate, localGateName)
-	cmd.Env = localEnviron(env)
+	cmd.Env = localEnviron(gateEnv(c, mark))
 	cmd.Dir = c.Dir
 	// Files, not writers: the child gets the descriptors themselves and
 	// no goroutine of ours copies its output.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, out, out
-	cmd.ExtraFiles = []*os.File{gateR} // fd 3
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	g, err := newMarkGate(cmd)
+	if err != nil {
+		return Process{}, fmt.Errorf("start: %w", err)
+	}
+	defer g.close()
 	if err := cmd.Start(); err != nil {
 		return Process{}, fmt.Errorf("start: %w", err)
 	}
-	gateR.Close()
 	pid := cmd.Process.Pid
 	fail := func(err error) (Process, error) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		return Process{}, fmt.Errorf("start: %w", err)
 	}
-	lim, _ := markLimit(mark)
-	var old unix.Rlimit
-	if err := unix.Prlimit(pid, unix.RLIMIT_RTTIME, nil, &old); err != nil {
-		return fail(fmt.Errorf("read the new process's limits: %w", err))
+	if err := g.release(pid, mark); err != nil {
+		return fail(err)
 	}
-	// A hard limit below the mark (set by whoever started lockstep) leaves
-	// the launch marked by its environment, group and session alone.
-	if old.Max >= lim {
-		if err := unix.Prlimit(pid, unix.RLIMIT_RTTIME, &unix.Rlimit{Cur: lim, Max: old.Max}, nil); err != nil {
-			return fail(fmt.Errorf("mark the new process: %w", err))
-		}
-	}
-	if _, err := gateW.Write([]byte("go\n")); err != nil {
-		return fail(fmt.Errorf("release the new process: %w", err))
-	}
-	gateW.Close()
 	// Until Wait below, the child cannot be reaped, so its /proc entry is
 	// there even if it has already exited.
 	st, cmdline, err := readLocalExec(ctx, pid)
@@ -250,10 +268,64 @@ func createLog(path string) (*os.File, error) {
 	return os.OpenFile(path, flags, 0o644)
 }
 
-// localGate is the launch's first shell: it waits until lockstep has set
-// its mark, then becomes the command's shell. The command comes in the
-// environment and leaves it before the exec, so that the command line
-// /proc shows, and a process probe matches, is the command's alone.
+// gateEnv is the environment of a marked command's gate: the command
+// line (which the gate takes out before it execs the command's shell),
+// the mark, and c.Env.
+func gateEnv(c Command, mark string) map[string]string {
+	env := map[string]string{localCommandEnv: c.Line, markEnv(mark): "1"}
+	maps.Copy(env, c.Env)
+	return env
+}
+
+// markGate holds a command (cmd, /bin/sh -c localGate) on a pipe at its
+// fd 3 until release has marked it: Start's and Run's processes carry
+// their mark from their first instruction.
+type markGate struct {
+	r, w *os.File
+}
+
+// newMarkGate gives cmd the gate's pipe; call before cmd.Start.
+func newMarkGate(cmd *exec.Cmd) (*markGate, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.ExtraFiles = []*os.File{r} // fd 3
+	return &markGate{r: r, w: w}, nil
+}
+
+// release sets the mark limit of the gate's process pid, started since,
+// and lets it run the command.
+func (g *markGate) release(pid int, mark string) error {
+	g.r.Close() // the child has its own copy
+	lim, _ := markLimit(mark)
+	var old unix.Rlimit
+	if err := unix.Prlimit(pid, unix.RLIMIT_RTTIME, nil, &old); err != nil {
+		return fmt.Errorf("read the new process's limits: %w", err)
+	}
+	// A hard limit below the mark (set by whoever started lockstep) leaves
+	// the process marked by its environment, group and session alone.
+	if old.Max >= lim {
+		if err := unix.Prlimit(pid, unix.RLIMIT_RTTIME, &unix.Rlimit{Cur: lim, Max: old.Max}, nil); err != nil {
+			return fmt.Errorf("mark the new process: %w", err)
+		}
+	}
+	if _, err := g.w.Write([]byte("go\n")); err != nil {
+		return fmt.Errorf("release the new process: %w", err)
+	}
+	return g.w.Close()
+}
+
+func (g *markGate) close() {
+	g.r.Close()
+	g.w.Close()
+}
+
+// localGate is the first shell of a launch or a run: it waits until
+// lockstep has set its mark, then becomes the command's shell. The
+// command comes in the environment and leaves it before the exec, so
+// that the command line /proc shows, and a process probe matches, is the
+// command's alone.
 const localGate = `IFS= read -r _ <&3 || exit 126
 exec 3<&-
 c=$` + localCommandEnv + `
@@ -417,11 +489,12 @@ func scanLocal(ctx context.Context, mark string) ([]procSeen, error) {
 // so a pid reused meanwhile is never hit.
 func (l *Local) Stop(ctx context.Context, p Process, grace time.Duration) error {
 	pgid := p.PGID
-	if pgid <= 1 {
-		// A Process from Start always has its group; this one is not ours.
+	if pgid <= 1 && p.Mark == "" {
+		// A Process from Start always has its group, a Run's its mark;
+		// this one is not ours.
 		return fmt.Errorf("stop pid %d: no process group (pgid %d)", p.PID, pgid)
 	}
-	if own, err := syscall.Getpgid(0); err == nil && own == pgid {
+	if own, err := syscall.Getpgid(0); err == nil && pgid > 1 && own == pgid {
 		return fmt.Errorf("stop pid %d: process group %d is lockstep's own", p.PID, pgid)
 	}
 	type proc struct {
@@ -459,6 +532,9 @@ func (l *Local) Stop(ctx context.Context, p Process, grace time.Duration) error 
 func wrapLocalStop(p Process, err error) error {
 	if err == nil {
 		return nil
+	}
+	if p.PGID <= 1 {
+		return fmt.Errorf("stop the processes marked %s: %w", p.Mark, err)
 	}
 	return fmt.Errorf("stop pid %d (group %d): %w", p.PID, p.PGID, err)
 }

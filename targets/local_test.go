@@ -204,6 +204,104 @@ func TestLocalRunCancelKillsPipeline(t *testing.T) {
 	})
 }
 
+// A run's command is marked: what it leaves running when it exits, in a
+// session of its own, orphaned by a double fork or with its environment
+// emptied, is found by the mark Run returns, and stopped by it; another
+// run's leftover is not among them.
+func TestLocalRunLeftovers(t *testing.T) {
+	l := NewLocal()
+	ctx := localTestContext(t)
+	res, err := l.Run(ctx, Command{Line: `setsid sleep 100 >/dev/null 2>&1 & echo $!
+( sleep 100 >/dev/null 2>&1 & echo $! )
+( setsid env -i sleep 100 >/dev/null 2>&1 & echo $! )`})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("run: %v, exit %d, stderr %q", err, res.ExitCode, res.Stderr)
+	}
+	if res.Mark == "" {
+		t.Fatal("Run returned no mark")
+	}
+	other, err := l.Run(ctx, Command{Line: "setsid sleep 100 >/dev/null 2>&1 & echo $!"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherPID := localAtoi(t, strings.TrimSpace(string(other.Stdout)))
+	t.Cleanup(func() { l.Stop(context.Background(), Process{Mark: other.Mark}, 0) })
+
+	ms, err := l.Members(ctx, Process{Mark: res.Mark})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, m := range ms {
+		pids = append(pids, m.PID)
+	}
+	left := strings.Fields(string(res.Stdout))
+	if len(left) != 3 {
+		t.Fatalf("stdout %q, want 3 pids", res.Stdout)
+	}
+	for _, k := range left {
+		if !slices.Contains(pids, localAtoi(t, k)) {
+			t.Errorf("pid %s, left by the run, is not among its members %v", k, pids)
+		}
+	}
+	if slices.Contains(pids, otherPID) {
+		t.Errorf("another run's pid %d is among the members %v", otherPID, pids)
+	}
+	if slices.Contains(pids, os.Getpid()) || len(pids) != 3 {
+		t.Errorf("members %v, want the 3 left: %v", pids, left)
+	}
+	if err := l.Stop(ctx, Process{Mark: res.Mark}, localPatience); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range left {
+		if !localGone(localAtoi(t, k)) {
+			t.Errorf("pid %s alive after Stop", k)
+		}
+	}
+	if localGone(otherPID) {
+		t.Error("Stop ended another run's leftover")
+	}
+}
+
+// A run cut short ends all its command started, also what left the
+// shell's group and session (setsid), and returns once it is gone.
+func TestLocalRunCancelStopsTree(t *testing.T) {
+	l := NewLocal()
+	dir := t.TempDir()
+	pidfile := filepath.Join(dir, "pid")
+	ctx, cancel := context.WithCancel(localTestContext(t))
+	defer cancel()
+	type ran struct {
+		res Result
+		err error
+	}
+	done := make(chan ran, 1)
+	go func() {
+		res, err := l.Run(ctx, Command{Line: `setsid sh -c 'echo $$ >` + pidfile + `.tmp && mv ` + pidfile + `.tmp ` + pidfile + `; exec sleep 100' >/dev/null 2>&1 &
+exec sleep 100`})
+		done <- ran{res, err}
+	}()
+	var pid int
+	localEventually(t, "the setsid child to write its pid", func() bool {
+		b, err := os.ReadFile(pidfile)
+		if err == nil {
+			pid = localAtoi(t, strings.TrimSpace(string(b)))
+		}
+		return err == nil
+	})
+	cancel()
+	r := <-done
+	if !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("Run cancelled: err %v, want one wrapping context.Canceled", r.err)
+	}
+	if !localGone(pid) {
+		t.Errorf("the setsid child (pid %d) is alive after the run was cancelled", pid)
+	}
+	if ms, err := l.Members(t.Context(), Process{Mark: r.res.Mark}); err != nil || len(ms) > 0 {
+		t.Errorf("members after the cancelled run: %v, %v; want none", ms, err)
+	}
+}
+
 func TestLocalStartAlive(t *testing.T) {
 	l := NewLocal()
 	p := localStart(t, l, "echo started; exec sleep 100")
@@ -968,6 +1066,32 @@ func FuzzLocalParseDiagMsg(f *testing.F) {
 		s, err := parseDiagMsg(b)
 		if err == nil && !s.Local.IsValid() {
 			t.Errorf("parsed %+v with an invalid address", s)
+		}
+	})
+}
+
+// BenchmarkLocalRun is the cost of a run (an exec probe's observation):
+// the command behind the mark gate, and with the look for what it left,
+// which the runner makes after every run step and exec probe.
+func BenchmarkLocalRun(b *testing.B) {
+	l := NewLocal()
+	ctx := b.Context()
+	b.Run("Run", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := l.Run(ctx, Command{Line: "true"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("RunThenLook", func(b *testing.B) {
+		for b.Loop() {
+			r, err := l.Run(ctx, Command{Line: "true"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := l.Members(ctx, Process{Mark: r.Mark}); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }

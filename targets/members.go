@@ -96,8 +96,9 @@ type procSeen struct {
 // Then every process of a group or a session holding one of those is the
 // launch's too (a process can only make or join a group inside its own
 // session, and a session is made by the process that leads it, so such a
-// group or session was made by the launch), and every descendant of any
-// of them. A group whose every provable process has died is not taken on
+// group or session was made by the launch; a group or a session holding
+// an excluded process is not taken so), and every descendant of any of
+// them. A group whose every provable process has died is not taken on
 // its id alone: the id may have come round again to a newcomer (pid_max
 // is 32768 on many machines). pid 1 and the pids in exclude (lockstep
 // itself, the scanning script) are never members, nor is what descends
@@ -120,6 +121,15 @@ func members(p Process, scan []procSeen, exclude ...int) []ProcessInfo {
 		if !never(st.PID) && (s.marked || provable(st)) {
 			in[st.PID] = true
 			groups[st.PGID], sessions[st.Session] = true, true
+		}
+	}
+	// A group or a session that holds lockstep (or pid 1) is not the
+	// launch's to take whole, whatever joined it: lockstep's session holds
+	// the user's shell.
+	for _, s := range scan {
+		if never(s.stat.PID) {
+			delete(groups, s.stat.PGID)
+			delete(sessions, s.stat.Session)
 		}
 	}
 	for _, s := range scan {

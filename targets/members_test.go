@@ -94,6 +94,18 @@ func TestMembers(t *testing.T) {
 			},
 			want: []int{300},
 		},
+		{
+			name: "a marked process in lockstep's own group and session: not the rest of them",
+			p:    Process{Mark: "0123456789ab"},
+			scan: []procSeen{
+				ps(150, 1, 150, 150, 40, "S", false),   // the user's shell
+				ps(201, 150, 201, 150, 45, "S", false), // lockstep (excluded), in the shell's session
+				ps(202, 150, 202, 150, 46, "S", false), // another job of the shell
+				ps(203, 201, 201, 150, 47, "S", true),  // a command lockstep ran, not made a session
+				ps(204, 203, 201, 150, 48, "S", false), // its child
+			},
+			want: []int{203, 204},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -200,13 +200,15 @@ const runMaxOutput = 64 << 20
 
 // exec runs script with /bin/sh on the host in a session of its own, its
 // output to stdout and stderr, and returns its exit status. ctx ending
-// ends the command's process group (TERM, then KILL). stdout and stderr
+// ends the command's process group (TERM, then KILL), then calls onCancel
+// (if not nil) to end what left the group: sshd keeps the session open,
+// and exec waits, while any process holds its output. stdout and stderr
 // are no longer written to once exec returns.
 //
 // It drives the session channel itself rather than through ssh.Session,
 // whose Wait returns only when the channel closes: the exit status comes
 // first, and a background job holding the output must not hold the call.
-func (s *SSH) exec(ctx context.Context, what, script string, stdout, stderr io.Writer) (code int, signal string, err error) {
+func (s *SSH) exec(ctx context.Context, what, script string, stdout, stderr io.Writer, onCancel func()) (code int, signal string, err error) {
 	select {
 	case s.runSessions <- struct{}{}:
 		defer func() { <-s.runSessions }()
@@ -246,7 +248,7 @@ func (s *SSH) exec(ctx context.Context, what, script string, stdout, stderr io.W
 	// runs it under setsid); it says its pid first, on stderr, so that a
 	// cancelled call can end its whole group. sshd's own "signal" request
 	// cannot: it refuses it for root logins.
-	group := &pidWriter{w: stderr}
+	group := &pidWriter{w: stderr, got: make(chan struct{})}
 	copied := make(chan struct{}, 2)
 	go func() { _, _ = io.Copy(stdout, ch); copied <- struct{}{} }()
 	go func() { _, _ = io.Copy(group, ch.Stderr()); copied <- struct{}{} }()
@@ -298,8 +300,13 @@ func (s *SSH) exec(ctx context.Context, what, script string, stdout, stderr io.W
 		}
 	case <-ctx.Done():
 		ch.Close()
-		if pgid := group.pid.Load(); pgid > 1 {
+		// The pid is the shell's first line, which may still be on its
+		// way when the call is cut at once.
+		if pgid := group.wait(pgidWait); pgid > 1 {
 			killGroup(c, int(pgid))
+		}
+		if onCancel != nil {
+			onCancel()
 		}
 		waitCopies()
 		return 0, "", s.errorf("%s: %w", what, ctx.Err())
@@ -399,6 +406,31 @@ type pidWriter struct {
 	seen    int    // bytes looked at; past 64 KiB the mark is given up
 	done    bool
 	pid     atomic.Int64
+	got     chan struct{} // closed once the mark is seen or given up; nil: not awaited
+}
+
+// pgidWait bounds how long a cancelled call waits for its shell's pid.
+const pgidWait = 5 * time.Second
+
+// wait returns the pid once the mark line has come, or 0 after d.
+func (p *pidWriter) wait(d time.Duration) int64 {
+	if p.got != nil {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-p.got:
+		case <-t.C:
+		}
+	}
+	return p.pid.Load()
+}
+
+// seenMark ends the wait for the mark.
+func (p *pidWriter) seenMark() {
+	p.done = true
+	if p.got != nil {
+		close(p.got)
+	}
 }
 
 // flush passes on an incomplete last line held while the mark was awaited.
@@ -417,7 +449,7 @@ func (p *pidWriter) Write(b []byte) (int, error) {
 			p.pending = append(p.pending, b...)
 			p.seen += len(b)
 			if p.seen > 64<<10 {
-				p.done = true
+				p.seenMark()
 				b, p.pending = p.pending, nil
 				break
 			}
@@ -430,7 +462,7 @@ func (p *pidWriter) Write(b []byte) (int, error) {
 		if v, ok := bytes.CutPrefix(bytes.TrimSuffix(line, []byte("\n")), []byte(pgidMark)); ok {
 			if pid, err := strconv.Atoi(string(v)); err == nil {
 				p.pid.Store(int64(pid))
-				p.done = true
+				p.seenMark()
 				continue
 			}
 		}
@@ -446,30 +478,57 @@ func (p *pidWriter) Write(b []byte) (int, error) {
 	return n, nil
 }
 
-// Run runs c.Line with /bin/sh -c on the host, in a session of its own.
-// If the connection drops meanwhile the call fails with ErrDisconnected,
-// and the command may go on running on the host (sshd does not signal
-// it); if ctx ends, the command's process group is sent TERM, then KILL.
-// Either way the Result holds what the command printed until then.
-// Once the command has exited, Run waits at most 2s for processes it left
-// in the background to close its output, and keeps at most 64 MiB of each
-// stream.
+// Run runs c.Line with /bin/sh -c on the host, in a session of its own
+// (sshd's), marked as Start marks a launch: the variable in its
+// environment, and the shell sets its own mark limit (prlimit) before the
+// command runs, so Members finds what it left running (without prlimit,
+// the variable, the session and descent remain). If the connection drops
+// meanwhile the call fails with ErrDisconnected, and the command may go
+// on running on the host (sshd does not signal it); if ctx ends, the
+// command's process group is sent TERM, then KILL, and then every process
+// carrying the mark is killed (Stop). Either way the Result holds what
+// the command printed until then. Once the command has exited, Run waits
+// at most 2s for processes it left in the background to close its
+// output, and keeps at most 64 MiB of each stream.
 func (s *SSH) Run(ctx context.Context, c Command) (Result, error) {
+	mark, err := newMark()
+	if err != nil {
+		return Result{}, s.errorf("run: %w", err)
+	}
+	lim, _ := markLimit(mark)
+	env := map[string]string{markEnv(mark): "1"}
+	maps.Copy(env, c.Env)
+	c.Env = env
 	pre, err := s.prelude(c)
 	if err != nil {
 		return Result{}, err
 	}
 	out, errb := &cappedBuffer{limit: runMaxOutput}, &cappedBuffer{limit: runMaxOutput}
 	start := time.Now()
-	code, sig, err := s.exec(ctx, "run", pre+c.Line, out, errb)
-	res := Result{ExitCode: code, Signal: sig, Stdout: out.b, Stderr: errb.b, Duration: time.Since(start)}
+	var stopErr error
+	stopMarked := func() {
+		// The group is ended; what left it carries the mark.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sshOrphanStop)
+		defer cancel()
+		stopErr = s.Stop(sctx, Process{Mark: mark}, 0)
+	}
+	code, sig, err := s.exec(ctx, "run", pre+fmt.Sprintf(runMarkLine, lim)+c.Line, out, errb, stopMarked)
+	res := Result{ExitCode: code, Signal: sig, Stdout: out.b, Stderr: errb.b, Duration: time.Since(start), Mark: mark}
 	if err != nil {
 		// What the command printed before the end is kept.
 		res.ExitCode = -1
+		if stopErr != nil {
+			err = fmt.Errorf("%w; and stopping what it started: %w", err, stopErr)
+		}
 		return res, err
 	}
 	return res, nil
 }
+
+// runMarkLine is how a Run's shell marks itself before the command, as a
+// launch's does: the soft RLIMIT_RTTIME limit, which every process it
+// starts inherits.
+const runMarkLine = "prlimit --pid $$ --rttime=%d: >/dev/null 2>&1\n"
 
 // prelude is the shell text that sets up c's directory and environment:
 // exported variables (sshd refuses most SetEnv requests), the target's

@@ -1006,6 +1006,84 @@ func waitProcesses(t *testing.T, ctx context.Context, tg Target, match string, n
 	}
 }
 
+// What a run's command leaves running on the host (setsid, a double
+// fork, an emptied environment) is found by the mark Run returns, and
+// Stop ends it; another run's leftover is not among them.
+func TestSSHRunLeftovers(t *testing.T) {
+	srv := sshtest.StartSSHD(t)
+	s := testSSH(t, srv)
+	ctx := ctxFor(t, time.Minute)
+	res, err := s.Run(ctx, Command{Line: `setsid sleep 42.1 >/dev/null 2>&1 & echo $!
+( sleep 42.1 >/dev/null 2>&1 & echo $! )
+( setsid env -i sleep 42.1 >/dev/null 2>&1 & echo $! )`})
+	if err != nil || res.ExitCode != 0 || res.Mark == "" {
+		t.Fatalf("run: %v, exit %d, mark %q, stderr %q", err, res.ExitCode, res.Mark, res.Stderr)
+	}
+	other, err := s.Run(ctx, Command{Line: "setsid sleep 42.2 >/dev/null 2>&1 & echo $!"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop(context.Background(), Process{Mark: other.Mark}, 0) })
+	ms, err := s.Members(ctx, Process{Mark: res.Mark})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, m := range ms {
+		got[strconv.Itoa(m.PID)] = true
+	}
+	left := strings.Fields(string(res.Stdout))
+	if len(left) != 3 || len(ms) != 3 {
+		t.Fatalf("stdout %q, members %+v: want the same 3 pids", res.Stdout, ms)
+	}
+	for _, k := range left {
+		if !got[k] {
+			t.Errorf("pid %s, left by the run, is not among its members %+v", k, ms)
+		}
+	}
+	if err := s.Stop(ctx, Process{Mark: res.Mark}, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	waitNoProcesses(t, ctx, s, `^sleep 42\.1$`, "left after Stop")
+	if ps, err := s.Processes(ctx, `^sleep 42\.2$`); err != nil || len(ps) != 1 {
+		t.Errorf("another run's leftover after Stop: %+v, %v; want it still running", ps, err)
+	}
+}
+
+// A run cut short on the host ends what left its session too (setsid).
+func TestSSHRunCancelStopsTree(t *testing.T) {
+	srv := sshtest.StartSSHD(t)
+	s := testSSH(t, srv)
+	ctx := ctxFor(t, time.Minute)
+	short, cancel := context.WithCancel(ctx)
+	defer cancel()
+	dir := t.TempDir()
+	flag := filepath.Join(dir, "started")
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Run(short, Command{Line: "setsid sleep 42.3 >/dev/null 2>&1 & touch " + flag + "; sleep 42.4"})
+		done <- err
+	}()
+	for {
+		if _, err := os.Stat(flag); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("run ended before it was cancelled: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want the cancel", err)
+	}
+	// Run returns once it is gone: no waiting here.
+	if ps, err := s.Processes(ctx, `^sleep 42\.[34]$`); err != nil || len(ps) > 0 {
+		t.Errorf("after the cancelled run: %+v, %v; want nothing left", ps, err)
+	}
+}
+
 // waitNoProcesses waits until no process on tg matches match, failing
 // with what and the processes left when ctx ends first.
 func waitNoProcesses(t *testing.T, ctx context.Context, tg Target, match, what string) {

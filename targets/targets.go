@@ -22,8 +22,16 @@ type Target interface {
 	// Name is the plan's name for the target ("local", "gpu").
 	Name() string
 
-	// Run runs c.Line with /bin/sh -c to completion. A non-zero exit is
-	// not an error: it is in Result.ExitCode.
+	// Run runs c.Line with /bin/sh -c to completion, in a session of its
+	// own. A non-zero exit is not an error: it is in Result.ExitCode.
+	//
+	// The command is marked as Start marks a launch, before it runs
+	// anything, with a mark of its own (Result.Mark): what it leaves
+	// running when it exits (a daemon, a job it backgrounded) is listed by
+	// Members(ctx, Process{Mark: res.Mark}) and ended by Stop. When ctx
+	// ends, every process carrying the mark is ended, not only the
+	// command's group, and Run returns once none is left (or after a
+	// bounded wait).
 	Run(ctx context.Context, c Command) (Result, error)
 
 	// Start launches c.Line detached from lockstep and from any session:
@@ -57,8 +65,10 @@ type Target interface {
 	// carrying its mark and p itself, those sharing a process group or a
 	// session with one of them, and their descendants, wherever they went
 	// (setsid, a double fork, a group leader dead). A zombie is not
-	// listed; lockstep's own processes never are. Nothing is chosen by its
-	// command line.
+	// listed; lockstep's own processes never are, nor is a group or a
+	// session that holds one of them. Nothing is chosen by its command
+	// line. A Process holding only a Mark (a Run's) names the processes
+	// of that mark, their groups, sessions and descendants.
 	Members(ctx context.Context, p Process) ([]ProcessInfo, error)
 
 	// Stop ends every member of the launch p (as Members finds them):
@@ -132,6 +142,9 @@ type Result struct {
 	Stdout   []byte
 	Stderr   []byte
 	Duration time.Duration
+	// Mark is the mark the command and everything it started carry (as
+	// Process.Mark); "" when the command was not marked.
+	Mark string
 }
 
 // Process identifies a launched process. The pid alone is not enough: a

@@ -166,10 +166,22 @@ type Outcome struct {
 	// (keep_requests = true).
 	Requests []Request         `json:"requests,omitempty"`
 	Notes    map[string]string `json:"notes,omitempty"`
+	// Left, for a step whose command runs to completion (run, a command
+	// benchmark): the processes the command left running when it exited
+	// (a daemon, a job it put in the background), found by the mark they
+	// inherited. They are the attempt's: stopped at the end of the run
+	// unless kept (the cleanup event says which).
+	Left []LeftProcess `json:"left,omitempty"`
 	// NotKept, on attempt_finished as the views show it: the record could
 	// not be written in full, so the verdict is not kept (the run exits 3
 	// whatever Status says); it says what was lost.
 	NotKept string `json:"not_kept,omitempty"`
+}
+
+// LeftProcess is a process a step's command left running.
+type LeftProcess struct {
+	PID     int    `json:"pid"`
+	Command string `json:"command,omitempty"` // as /proc showed it, cut to a readable length
 }
 
 // Request is one request of a load, times in milliseconds from the start

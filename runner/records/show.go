@@ -146,6 +146,9 @@ func showStep(p *page, a *Attempt, s *Step) {
 		}
 		kv = append(kv, "outputs", strings.Join(outs, " "))
 	}
+	if o != nil && len(o.Left) > 0 {
+		kv = append(kv, "left running", leftLine(o.Left))
+	}
 	if s.Progress != nil && o == nil {
 		kv = append(kv, "progress", progressLine(s.Progress))
 	}
@@ -247,6 +250,21 @@ func processLine(act events.Action) string {
 		l := "log " + act.Log
 		if act.MovedLog != "" {
 			l += " (the previous log moved to " + act.MovedLog + ")"
+		}
+		parts = append(parts, l)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// leftLine names what a step's command left running: "pid 123
+// (redis-server *:6379), pid 124 (sleep 99)"; what became of them is the
+// step's cleanup line.
+func leftLine(ps []events.LeftProcess) string {
+	var parts []string
+	for _, p := range ps {
+		l := "pid " + strconv.Itoa(p.PID)
+		if p.Command != "" {
+			l += " (" + p.Command + ")"
 		}
 		parts = append(parts, l)
 	}
