@@ -41,7 +41,7 @@ func (s *stepRun) leftBy(ctx context.Context, res targets.Result) {
 	if res.Mark == "" {
 		return
 	}
-	owner := targets.Process{Mark: res.Mark}
+	owner := res.Owned()
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lookWait)
 	ms, err := s.t.Members(lctx, owner)
 	cancel()

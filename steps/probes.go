@@ -320,7 +320,7 @@ func (p *execProbe) stopLeft(ctx context.Context, r targets.Result) {
 	if r.Mark == "" {
 		return
 	}
-	owner := targets.Process{Mark: r.Mark}
+	owner := r.Owned()
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leftWait)
 	defer cancel()
 	ms, err := p.t.Members(lctx, owner)

@@ -118,13 +118,18 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 	if err := cmd.Start(); err != nil {
 		return Result{ExitCode: -1}, fmt.Errorf("run: %w", err)
 	}
+	// The gate holds the shell until released: its stat is there to read.
+	var started uint64
+	if st, err := readLocalStat(cmd.Process.Pid); err == nil {
+		started = st.StartTime
+	}
 	if err := g.release(cmd.Process.Pid, mark); err != nil {
 		_ = cmd.Cancel()
 		_ = cmd.Wait()
-		return Result{ExitCode: -1, Mark: mark}, fmt.Errorf("run: %w", err)
+		return Result{ExitCode: -1, Mark: mark, Started: started}, fmt.Errorf("run: %w", err)
 	}
 	err = cmd.Wait()
-	res := Result{Stdout: stdout.b, Stderr: stderr.b, Duration: time.Since(start), ExitCode: -1, Mark: mark}
+	res := Result{Stdout: stdout.b, Stderr: stderr.b, Duration: time.Since(start), ExitCode: -1, Mark: mark, Started: started}
 	if cmd.ProcessState != nil {
 		res.ExitCode, res.Signal = localExitStatus(cmd.ProcessState)
 	}
@@ -434,7 +439,7 @@ const localStopPoll = 20 * time.Millisecond
 // already showed the mark, its environment (readable for our own user's
 // processes, or every process when root).
 func (l *Local) Members(ctx context.Context, p Process) ([]ProcessInfo, error) {
-	scan, err := scanLocal(ctx, p.Mark)
+	scan, err := scanLocal(ctx, p.Mark, p.StartTime)
 	if err != nil {
 		return nil, fmt.Errorf("members of pid %d: %w", p.PID, err)
 	}
@@ -450,8 +455,11 @@ func (l *Local) Members(ctx context.Context, p Process) ([]ProcessInfo, error) {
 	return ms, nil
 }
 
-// scanLocal reads every process's stat and whether it carries mark.
-func scanLocal(ctx context.Context, mark string) ([]procSeen, error) {
+// scanLocal reads every process's stat and whether it carries mark. A
+// process that started before since (the launch's first process) cannot
+// carry it, and its limits and environment are not read: most of the
+// machine's processes, and most of a scan's cost.
+func scanLocal(ctx context.Context, mark string, since uint64) ([]procSeen, error) {
 	lim, limited := markLimit(mark)
 	var out []procSeen
 	err := eachLocalProcess(func(pid int) error {
@@ -463,6 +471,10 @@ func scanLocal(ctx context.Context, mark string) ([]procSeen, error) {
 			return nil // gone meanwhile
 		}
 		s := procSeen{stat: st, command: procCommand(nil, st.Comm)}
+		if st.StartTime < since {
+			out = append(out, s)
+			return nil
+		}
 		dir := filepath.Join(localProcRoot, strconv.Itoa(pid))
 		if limited {
 			if b, err := os.ReadFile(filepath.Join(dir, "limits")); err == nil {

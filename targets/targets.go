@@ -145,7 +145,16 @@ type Result struct {
 	// Mark is the mark the command and everything it started carry (as
 	// Process.Mark); "" when the command was not marked.
 	Mark string
+	// Started is the start time of the command's first process (clock
+	// ticks since boot, as Process.StartTime), 0 when not known: nothing
+	// that started before it can carry its mark. Owned gives both.
+	Started uint64
 }
+
+// Owned is the Process that names what the command left: its mark, and
+// its start time as the earliest any of it can have started. It has no
+// pid: the command's own process has exited.
+func (r Result) Owned() Process { return Process{Mark: r.Mark, StartTime: r.Started} }
 
 // Process identifies a launched process. The pid alone is not enough: a
 // pid is reused, so StartTime (the kernel's, in clock ticks since boot, as
