@@ -214,76 +214,84 @@ func scriptCommand(ts *testscript.TestScript, name string, args ...string) *exec
 	return c
 }
 
-func closeOut(ts *testscript.TestScript, both bool, then string, n int, name string, args ...string) (string, int, error) {
-	c := scriptCommand(ts, name, args...)
+// piped starts CMD with its stdout (and with both its stderr too) into a
+// pipe, and reads its first n lines.
+type piped struct {
+	c      *exec.Cmd
+	r      *os.File
+	br     *bufio.Reader
+	stderr bytes.Buffer
+	got    strings.Builder
+}
+
+func startPiped(ts *testscript.TestScript, both bool, n int, name string, args ...string) (*piped, error) {
+	p := &piped{c: scriptCommand(ts, name, args...)}
 	r, w, err := os.Pipe()
 	if err != nil {
-		return "", 0, err
+		return nil, err
 	}
-	var stderr bytes.Buffer
-	c.Stdout = w
-	c.Stderr = &stderr
+	p.r, p.br = r, bufio.NewReader(r)
+	p.c.Stdout, p.c.Stderr = w, &p.stderr
 	if both {
-		c.Stderr = w
+		p.c.Stderr = w
 	}
-	if err := c.Start(); err != nil {
-		return "", 0, err
+	if err := p.c.Start(); err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
 	}
 	w.Close()
-	var got strings.Builder
-	br := bufio.NewReader(r)
 	for range n {
-		line, err := br.ReadString('\n')
-		got.WriteString(line)
+		line, err := p.br.ReadString('\n')
+		p.got.WriteString(line)
 		if err != nil {
 			break
 		}
 	}
-	r.Close() // the reader goes away, as head does
+	return p, nil
+}
+
+// wait waits for the command and returns what was read and its exit code.
+func (p *piped) wait(ts *testscript.TestScript) (string, int) {
+	err := p.c.Wait()
+	p.r.Close()
+	fmt.Fprint(ts.Stderr(), p.stderr.String())
+	return p.got.String(), exitCode(err)
+}
+
+func closeOut(ts *testscript.TestScript, both bool, then string, n int, name string, args ...string) (string, int, error) {
+	p, err := startPiped(ts, both, n, name, args...)
+	if err != nil {
+		return "", 0, err
+	}
+	p.r.Close() // the reader goes away, as head does
 	if then != "" {
 		if err := os.WriteFile(then, nil, 0o600); err != nil {
+			p.c.Process.Kill()
+			p.wait(ts)
 			return "", 0, err
 		}
 	}
-	err = c.Wait()
-	fmt.Fprint(ts.Stderr(), stderr.String())
-	return got.String(), exitCode(err), nil
+	out, code := p.wait(ts)
+	return out, code, nil
 }
 
 func stallOut(ts *testscript.TestScript, file, pattern string, n int, name string, args ...string) (string, int, error) {
-	c := scriptCommand(ts, name, args...)
-	r, w, err := os.Pipe()
+	p, err := startPiped(ts, false, n, name, args...)
 	if err != nil {
 		return "", 0, err
-	}
-	defer r.Close()
-	var stderr bytes.Buffer
-	c.Stdout, c.Stderr = w, &stderr
-	if err := c.Start(); err != nil {
-		return "", 0, err
-	}
-	w.Close()
-	var got strings.Builder
-	br := bufio.NewReader(r)
-	for range n {
-		line, err := br.ReadString('\n')
-		got.WriteString(line)
-		if err != nil {
-			break
-		}
 	}
 	// Read nothing more until the run has got to FILE matching: a run
 	// that waits on its reader never gets there, and this fails.
 	if err := waitFile(file, pattern); err != nil {
-		c.Process.Kill()
-		c.Wait()
+		p.c.Process.Kill()
+		p.wait(ts)
 		return "", 0, err
 	}
-	rest, _ := io.ReadAll(br)
-	got.Write(rest)
-	err = c.Wait()
-	fmt.Fprint(ts.Stderr(), stderr.String())
-	return got.String(), exitCode(err), nil
+	rest, _ := io.ReadAll(p.br)
+	p.got.Write(rest)
+	out, code := p.wait(ts)
+	return out, code, nil
 }
 
 func hangUp(ts *testscript.TestScript, file, pattern, name string, args ...string) (string, int, error) {
