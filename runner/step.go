@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -127,6 +128,9 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 		out.Duration = time.Since(s.start)
 		if !out.Status.OK() {
 			s.outputEvidence(&out)
+			if out.Status != events.Interrupted {
+				s.diedMeanwhile(ctx, &out)
+			}
 		}
 		if out.Metrics == nil && len(s.metrics) > 0 {
 			out.Metrics = s.metrics
@@ -188,6 +192,56 @@ func (s *stepRun) ended(ctx, outer context.Context) events.Outcome {
 	}
 	return events.Outcome{Status: events.TimedOut, Reason: fmt.Sprintf("timed out after %s", s.ev.Timeout), Evidence: s.evidence(nil)}
 }
+
+// diedMeanwhile adds to a failed step's outcome the launches found dead
+// at its end. A probe that met a crashing server (an EOF) can fail the
+// step a moment before the server has exited, and the death is the
+// reason worth reading: its status and its log's last lines are told
+// too. The launches are looked at for up to diedSettle, until one is
+// found dead.
+func (s *stepRun) diedMeanwhile(ctx context.Context, out *events.Outcome) {
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), diedSettle+5*time.Second)
+	defer cancel()
+	var watched []*launched
+	for _, l := range s.r.launches() {
+		if l.addr != s.ev.Addr && !strings.Contains(out.Reason, l.addr+" (") {
+			watched = append(watched, l) // not its own launch, nor a death the reason tells
+		}
+	}
+	if len(watched) == 0 {
+		return
+	}
+	tick := time.NewTicker(watchEvery)
+	defer tick.Stop()
+	for until := time.Now().Add(diedSettle); ; {
+		found := false
+		for _, l := range watched {
+			st, err := s.r.state(ictx, l)
+			if err != nil || st.Alive || st.following != "" {
+				continue
+			}
+			found = true
+			d := &diedError{l: l, state: st.ProcessState}
+			out.Reason += "; meanwhile " + d.Error()
+			if out.Evidence == nil {
+				out.Evidence = &events.Evidence{}
+			}
+			if out.Evidence.LogTail == nil {
+				out.Evidence.LogTail = map[string][]string{}
+			}
+			out.Evidence.LogTail[l.addr] = s.r.tail(ictx, l)
+		}
+		if found || time.Now().After(until) {
+			return
+		}
+		<-tick.C
+	}
+}
+
+// diedSettle is how long a failed step waits for a launch to be seen
+// dead, when none is yet: a server that dropped a connection as it
+// crashed exits a moment later.
+const diedSettle = time.Second
 
 // errored is a step that could not act or evaluate. The error may quote
 // what the world said (a remote script's stderr): it is guarded, and an
