@@ -11,6 +11,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"regexp"
 	"strings"
@@ -256,6 +257,7 @@ type outcome struct {
 	outTokens   int
 	tokenSource string // usage, stream (chunks counted) or words
 	answer      string
+	resent      int // times sent again on a new connection (see do)
 }
 
 // phase sends requests first, first+1, ... until n are sent (0: no limit)
@@ -426,6 +428,16 @@ func (r *openaiRun) do(ctx context.Context, i int) outcome {
 		return out
 	}
 	req.Header.Set("Content-Type", "application/json")
+	// Servers close kept-alive connections under the client (llama-server,
+	// whose HTTP library closes them as it pleases, and uvicorn after 5 s
+	// idle): a request written on one as it closes gets an EOF with nothing
+	// read. Marked replayable (the header itself is not sent: a nil
+	// value), Go's transport sends it again on a new connection, only when
+	// nothing came back and only from a reused connection. That is not
+	// hidden: each time is counted in resent, and the trace below sees it.
+	req.Header["X-Idempotency-Key"] = nil
+	conns := 0
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { conns++ }}))
 	if r.o.Stream {
 		req.Header.Set("Accept", "text/event-stream")
 	}
@@ -434,6 +446,7 @@ func (r *openaiRun) do(ctx context.Context, i int) outcome {
 	}
 	out.start = time.Now()
 	resp, err := r.client.Do(req)
+	out.resent = max(conns-1, 0)
 	if err != nil {
 		out.err = err
 		return out

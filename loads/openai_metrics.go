@@ -31,7 +31,9 @@ func (r *openaiRun) result(outs []outcome) Result {
 	sources := map[string]int{}
 	var samples []string
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	resent := 0
 	for _, o := range outs {
+		resent += o.resent
 		if o.err != nil {
 			errs++
 			if len(samples) < maxSamples {
@@ -76,6 +78,7 @@ func (r *openaiRun) result(outs []outcome) Result {
 		"requests":               float64(len(outs)),
 		"completed":              float64(completed),
 		"errors":                 float64(errs),
+		"resent":                 float64(resent),
 		"duration_s":             secs,
 		"input_tokens":           float64(inTokens),
 		"output_tokens":          float64(outTokens),
