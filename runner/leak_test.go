@@ -204,16 +204,7 @@ func TestSSHForwardedConnectionsCloseWithTheirStep(t *testing.T) {
 	dir := t.TempDir()
 	src := fmt.Sprintf(`
 plan "fwd" {}
-target "box" {
-  ssh {
-    host          = "127.0.0.1"
-    port          = %d
-    user          = %q
-    identity_file = %q
-    known_hosts   = %q
-  }
-}
-step "wait" "health" {
+%sstep "wait" "health" {
   target   = target.box
   timeout  = "30s"
   interval = "50ms"
@@ -231,7 +222,7 @@ step "run" "after" {
   target  = target.box
   command = "true"
 }
-`, sshd.Port, sshd.User, sshd.UserKey, knownHostsFor(t, sshd, sshd.Port), srv.URL+"/health", srv.Listener.Addr().(*net.TCPAddr).Port)
+`, boxTarget(t, sshd, sshd.Port), srv.URL+"/health", srv.Listener.Addr().(*net.TCPAddr).Port)
 	p, diags := plans.Parse(filepath.Join(dir, "plan.hcl"), []byte(src))
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())

@@ -24,16 +24,7 @@ func TestWaitSurvivesDroppedConnection(t *testing.T) {
 	flag := filepath.Join(dir, "flag")
 	src := fmt.Sprintf(`
 plan "drop" {}
-target "box" {
-  ssh {
-    host          = "127.0.0.1"
-    port          = %d
-    user          = %q
-    identity_file = %q
-    known_hosts   = %q
-  }
-}
-step "launch" "server" {
+%sstep "launch" "server" {
   target  = target.box
   command = "exec sleep 60"
   log     = %q
@@ -50,7 +41,7 @@ step "wait" "flag" {
     condition = probe.flag.exists
   }
 }
-`, proxy.Port(), srv.User, srv.UserKey, knownHostsFor(t, srv, proxy.Port()), filepath.Join(dir, "server.log"), flag)
+`, boxTarget(t, srv, proxy.Port()), filepath.Join(dir, "server.log"), flag)
 	p, diags := plans.Parse(filepath.Join(dir, "plan.hcl"), []byte(src))
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
@@ -105,6 +96,21 @@ func addr(e events.Event) string {
 
 // knownHostsFor writes a known_hosts file naming the server's key at the
 // proxy's port, where the client believes the host is.
+// boxTarget is the HCL of a target "box" reaching srv's sshd through port
+// (its own, or a proxy's), trusting its host key there.
+func boxTarget(t *testing.T, srv *sshtest.Server, port int) string {
+	return fmt.Sprintf(`target "box" {
+  ssh {
+    host          = "127.0.0.1"
+    port          = %d
+    user          = %q
+    identity_file = %q
+    known_hosts   = %q
+  }
+}
+`, port, srv.User, srv.UserKey, knownHostsFor(t, srv, port))
+}
+
 func knownHostsFor(t *testing.T, srv *sshtest.Server, port int) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "known_hosts")
