@@ -357,3 +357,40 @@ func shown(v cty.Value) string {
 	}
 	return v.Type().FriendlyName()
 }
+
+// Checker is a config struct that checks what no attribute's type says
+// alone: a range, attributes that exclude each other. Check runs after
+// Decode, in validate and in the run; it returns *AttrError values
+// (joined) for what an attribute is wrong about, plain errors otherwise.
+// Attributes not yet known at validate time hold their defaults then, so
+// a check must not fault a default.
+type Checker interface {
+	Check() error
+}
+
+// DecodeChecked is Decode followed by the config's Check, when it has
+// one and decoding went well: what validate and the run both call.
+func DecodeChecked(vals map[string]cty.Value, cfg any) error {
+	if err := Decode(vals, cfg); err != nil {
+		return err
+	}
+	if c, ok := cfg.(Checker); ok {
+		return c.Check()
+	}
+	return nil
+}
+
+// Errors splits an error from Decode or Check into its parts.
+func Errors(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, Errors(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
