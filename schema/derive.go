@@ -12,6 +12,7 @@ import (
 
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
 
 // Value is a config field type of a kind's own (a duration or a count, a
@@ -393,4 +394,41 @@ func Errors(err error) []error {
 		return out
 	}
 	return []error{err}
+}
+
+// Shown is each attribute of a decoded config as docs show a default
+// (Attrs), keyed by attribute name: what a record keeps of the config a
+// step, probe or load really ran with, so that it can be set beside what
+// explain said. Attributes whose value shows as "" are left out; values
+// of type cty.Value show as JSON-like text.
+func Shown(cfg any) map[string]string {
+	v := reflect.Indirect(reflect.ValueOf(cfg))
+	fs, err := fields(v.Type())
+	if err != nil {
+		panic(err)
+	}
+	out := make(map[string]string, len(fs))
+	for _, f := range fs {
+		fv := v.Field(f.index)
+		s := show(fv)
+		if fv.Type() == ctyValueType {
+			s = showCty(fv.Interface().(cty.Value))
+		}
+		if s != "" {
+			out[f.attr.Name] = s
+		}
+	}
+	return out
+}
+
+func showCty(v cty.Value) string {
+	if v == cty.NilVal || v.IsNull() || !v.IsWhollyKnown() {
+		return ""
+	}
+	v, _ = v.UnmarkDeep()
+	b, err := ctyjson.Marshal(v, v.Type())
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }

@@ -99,3 +99,20 @@ func TestDecodeTellsEachBadAttribute(t *testing.T) {
 		t.Errorf("every bad attribute is told: %v", err)
 	}
 }
+
+func TestShownIsWhatAttrsShowForTheDefaults(t *testing.T) {
+	cfg := defaults()
+	shown := schema.Shown(&cfg)
+	for _, a := range schema.Attrs(defaults()) {
+		if a.Name == "workdir" { // a default the struct cannot hold
+			continue
+		}
+		if shown[a.Name] != a.Default {
+			t.Errorf("%s: shown %q, docs say %q", a.Name, shown[a.Name], a.Default)
+		}
+	}
+	cfg.Body = cty.ObjectVal(map[string]cty.Value{"n": cty.NumberIntVal(1)})
+	if got := schema.Shown(&cfg)["json"]; got != `{"n":1}` {
+		t.Errorf("json shown as %q", got)
+	}
+}
