@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"math/big"
 	"strings"
@@ -12,6 +11,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"lockstep/schema"
 )
 
 // The limits below bound what a plan and its inputs may hold and what
@@ -40,16 +41,11 @@ const (
 	// MaxVarValueBytes is the length of a value given with -var or
 	// LOCKSTEP_VAR_NAME.
 	MaxVarValueBytes = 64 << 10
-	// MaxNesting is how deep brackets, blocks, template interpolations,
-	// unary operators and expression trees may nest.
-	MaxNesting = 64
-	// MaxNumberLength is the length of a number, written in a plan or as
-	// text converted to a number (tonumber, parseint, "12" + 1).
-	MaxNumberLength = 1000
-	// MaxStringBytes is the length of a string a value holds: a variable,
-	// a local, a function's result, an observed value. It is what a
-	// command's output keeps (a log probe keeps 8 MiB).
-	MaxStringBytes = 64 << 20
+	// MaxNesting, MaxNumberLength and MaxStringBytes bound what the
+	// kinds read from the world too: they are declared in schema.
+	MaxNesting      = schema.MaxNesting
+	MaxNumberLength = schema.MaxNumberLength
+	MaxStringBytes  = schema.MaxStringBytes
 	// MaxLocalsBytes is what the locals hold together, strings counted by
 	// their length and elements at 16 bytes: many locals each just under
 	// the string limit would otherwise add up without bound.
@@ -76,19 +72,9 @@ const (
 // limits. It is the Extra of the diagnostics that report one (directly,
 // or through a function call's error), so the runner can fail a step at
 // once rather than wait for a limit to stop being exceeded.
-type LimitError struct {
-	msg string // says which limit, by how much, and how to stay within it
-}
+type LimitError = schema.LimitError
 
-func (e *LimitError) Error() string { return e.msg }
-
-// Permanent reports that waiting does not cure a limit exceeded: a step
-// that meets one fails at once (the runner asks its probes' errors so).
-func (e *LimitError) Permanent() bool { return true }
-
-func limitf(format string, args ...any) *LimitError {
-	return &LimitError{msg: fmt.Sprintf(format, args...)}
-}
+func limitf(format string, args ...any) *LimitError { return schema.Limitf(format, args...) }
 
 // ExceedsLimit returns the limit error among diags, if any: one reported
 // directly, or a function's or an operator's error that is one.
@@ -111,7 +97,7 @@ func ExceedsLimit(diags hcl.Diagnostics) error {
 		switch d.Expression.(type) {
 		case *hclsyntax.BinaryOpExpr, *hclsyntax.UnaryOpExpr:
 			if strings.Contains(d.Detail, numberRangeText) {
-				return &LimitError{msg: strings.TrimSuffix(strings.TrimPrefix(d.Detail, "Error during operation: "), ".")}
+				return &LimitError{Msg: strings.TrimSuffix(strings.TrimPrefix(d.Detail, "Error during operation: "), ".")}
 			}
 		}
 	}
@@ -217,20 +203,7 @@ func decimalExponent(f *big.Float) int64 {
 	return int64(math.Floor(float64(exp) * math.Log10(2)))
 }
 
-// size shows a byte count as the limits are written: 16 MiB, 64 KiB.
-func size(n int) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<20:
-		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	case n >= 1<<10:
-		return fmt.Sprintf("%.2f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
+func size(n int) string { return schema.Size(n) }
 
 // limitDiag reports a limit at rng.
 func limitDiag(summary string, err *LimitError, fix string, rng hcl.Range) *hcl.Diagnostic {

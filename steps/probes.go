@@ -22,7 +22,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
-	"lockstep/plans"
+	"lockstep/schema"
 	"lockstep/targets"
 )
 
@@ -220,7 +220,7 @@ func JSONValue(data []byte) cty.Value {
 	if len(data) == 0 || !json.Valid(data) {
 		return cty.NullVal(cty.DynamicPseudoType)
 	}
-	if err := plans.CheckJSON(data); err != nil {
+	if err := schema.CheckJSON(data); err != nil {
 		// Too long a number or too deep a nesting to read in bounded
 		// time: as unreadable as text that is not JSON.
 		return cty.NullVal(cty.DynamicPseudoType)
