@@ -756,10 +756,15 @@ func (c *checker) config(attrs map[string]hcl.Expression, vals map[string]cty.Va
 				subject = e.Range()
 			}
 		}
+		summary, detail := "Invalid attribute value", upperFirst(err.Error())+"."
+		var inv *schema.Invalid
+		if errors.As(err, &inv) {
+			summary, detail = inv.Summary, err.Error()
+		}
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
-			Summary:  "Invalid attribute value",
-			Detail:   upperFirst(err.Error()) + ".",
+			Summary:  summary,
+			Detail:   detail,
 			Subject:  subject.Ptr(),
 		})
 	}

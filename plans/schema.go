@@ -21,14 +21,7 @@ type Schema struct {
 }
 
 // Block describes a block type.
-type Block struct {
-	Type   string
-	Labels []string // label names as docs show them, e.g. KIND, NAME
-	Doc    string
-	Attrs  []Attr
-	Blocks []Block
-	Many   bool // may appear more than once in its parent
-}
+type Block = schema.Block
 
 // Attr describes an attribute.
 type Attr = schema.Attr

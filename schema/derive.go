@@ -32,7 +32,7 @@ var (
 
 // field is one tagged field of a config struct.
 type field struct {
-	index    int
+	index    []int // reflect's FieldByIndex: through embedded structs
 	attr     Attr
 	explicit bool // the default tag gives the shown default
 }
@@ -48,7 +48,9 @@ type field struct {
 // hcl names the attribute, with the options required and const; doc is
 // its one-line doc; default, when given, is the default as docs show it
 // (for a default the struct cannot hold, like "the target's workdir").
-// Fields without an hcl tag are not attributes.
+// Fields without an hcl tag are not attributes, but the fields of an
+// embedded struct without one are, in their place: what every step has
+// is one struct, embedded in each kind's.
 func fields(t reflect.Type) ([]field, error) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -61,6 +63,16 @@ func fields(t reflect.Type) ([]field, error) {
 		f := t.Field(i)
 		tag, ok := f.Tag.Lookup("hcl")
 		if !ok {
+			if f.Anonymous && f.Type.Kind() == reflect.Struct {
+				inner, err := fields(f.Type)
+				if err != nil {
+					return nil, err
+				}
+				for _, in := range inner {
+					in.index = append([]int{i}, in.index...)
+					out = append(out, in)
+				}
+			}
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
@@ -83,7 +95,7 @@ func fields(t reflect.Type) ([]field, error) {
 		a.Type = typ
 		def, explicit := f.Tag.Lookup("default")
 		a.Default = def
-		out = append(out, field{index: i, attr: a, explicit: explicit})
+		out = append(out, field{index: []int{i}, attr: a, explicit: explicit})
 	}
 	return out, nil
 }
@@ -131,7 +143,7 @@ func Attrs(cfg any) []Attr {
 	for i, f := range fs {
 		out[i] = f.attr
 		if !f.explicit {
-			out[i].Default = show(v.Field(f.index))
+			out[i].Default = show(v.FieldByIndex(f.index))
 		}
 	}
 	return out
@@ -204,7 +216,27 @@ type AttrError struct {
 	Err  error
 }
 
-func (e *AttrError) Error() string { return e.Attr + " " + e.Err.Error() }
+func (e *AttrError) Error() string {
+	var inv *Invalid
+	if errors.As(e.Err, &inv) && inv.Whole {
+		return inv.Err.Error()
+	}
+	return e.Attr + " " + e.Err.Error()
+}
+
+// Invalid is an error whose diagnostic has a summary of its own
+// ("Invalid duration") rather than the generic one, and whose text is
+// the diagnostic's detail as it stands. Whole says the text names what
+// it is about itself, so that AttrError does not put the attribute's
+// name before it.
+type Invalid struct {
+	Summary string
+	Err     error
+	Whole   bool
+}
+
+func (e *Invalid) Error() string { return e.Err.Error() }
+func (e *Invalid) Unwrap() error { return e.Err }
 func (e *AttrError) Unwrap() error { return e.Err }
 
 // Decode sets the fields of the struct cfg points to from vals, keyed by
@@ -230,7 +262,7 @@ func Decode(vals map[string]cty.Value, cfg any) error {
 			continue
 		}
 		v, _ = v.UnmarkDeep()
-		if err := set(rv.Elem().Field(f.index), v); err != nil {
+		if err := set(rv.Elem().FieldByIndex(f.index), v); err != nil {
 			errs = append(errs, &AttrError{Attr: f.attr.Name, Err: err})
 		}
 	}
@@ -409,7 +441,7 @@ func Shown(cfg any) map[string]string {
 	}
 	out := make(map[string]string, len(fs))
 	for _, f := range fs {
-		fv := v.Field(f.index)
+		fv := v.FieldByIndex(f.index)
 		s := show(fv)
 		if fv.Type() == ctyValueType {
 			s = showCty(fv.Interface().(cty.Value))

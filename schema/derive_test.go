@@ -1,6 +1,7 @@
 package schema_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -114,5 +115,39 @@ func TestShownIsWhatAttrsShowForTheDefaults(t *testing.T) {
 	cfg.Body = cty.ObjectVal(map[string]cty.Value{"n": cty.NumberIntVal(1)})
 	if got := schema.Shown(&cfg)["json"]; got != `{"n":1}` {
 		t.Errorf("json shown as %q", got)
+	}
+}
+
+type common struct {
+	Timeout time.Duration `hcl:"timeout" doc:"how long"`
+}
+
+type embedding struct {
+	common
+	Command string `hcl:"command" doc:"what"`
+}
+
+func TestEmbeddedFieldsAreAttributes(t *testing.T) {
+	cfg := embedding{common: common{Timeout: time.Minute}}
+	attrs := schema.Attrs(cfg)
+	if len(attrs) != 2 || attrs[0].Name != "timeout" || attrs[0].Default != "1m" || attrs[1].Name != "command" {
+		t.Fatalf("attrs %+v", attrs)
+	}
+	if err := schema.Decode(map[string]cty.Value{"timeout": cty.StringVal("2s"), "command": cty.StringVal("x")}, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Timeout != 2*time.Second || cfg.Command != "x" || schema.Shown(&cfg)["timeout"] != "2s" {
+		t.Errorf("decoded %+v", cfg)
+	}
+}
+
+func TestInvalidTellsItself(t *testing.T) {
+	err := error(&schema.AttrError{Attr: "repeat", Err: &schema.Invalid{Summary: "Invalid repeat", Err: errors.New("repeat must be from 1 to 1000"), Whole: true}})
+	if err.Error() != "repeat must be from 1 to 1000" {
+		t.Errorf("whole: %q", err)
+	}
+	err = &schema.AttrError{Attr: "grace", Err: &schema.Invalid{Summary: "Invalid duration", Err: errors.New("must not be negative")}}
+	if err.Error() != "grace must not be negative" {
+		t.Errorf("named: %q", err)
 	}
 }

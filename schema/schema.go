@@ -15,6 +15,16 @@ type Attr struct {
 	Type cty.Type
 }
 
+// Block describes a block type.
+type Block struct {
+	Type   string
+	Labels []string // label names as docs show them, e.g. KIND, NAME
+	Doc    string
+	Attrs  []Attr
+	Blocks []Block
+	Many   bool // may appear more than once in its parent
+}
+
 // Output is a value a step or probe exposes to expressions.
 type Output struct {
 	Name string
