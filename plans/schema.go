@@ -4,6 +4,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"lockstep/schema"
+	"lockstep/steps"
 )
 
 // Schema describes the plan language as plain data: every block, every
@@ -37,9 +38,16 @@ type StepKind struct {
 	// "" means a single evaluation.
 	DefaultTimeout  string
 	DefaultInterval string
+	// Defaults holds each attribute's default as docs show it, the
+	// attributes of every step included, timeout and interval as this
+	// kind has them ("" for none).
+	Defaults map[string]string
 	// Confirms lists, in words, what the kind checks before the plan's
 	// own postconditions.
 	Confirms []string
+	// Kind is the kind itself (steps.Kinds): its config, its checks,
+	// what it confirms for a given step.
+	Kind steps.Kind
 }
 
 // Output is a value a step or probe exposes to expressions.
@@ -116,7 +124,7 @@ func findOutput(outs []Output, name string) *Output {
 // Language returns the description of the plan language. Each call builds
 // a fresh value, so a caller may keep or change its copy.
 func Language() *Schema {
-	str, num, boolean, dyn := cty.String, cty.Number, cty.Bool, cty.DynamicPseudoType
+	str, num, boolean := cty.String, cty.Number, cty.Bool
 	strMap := cty.Map(cty.String)
 	condition := func(typ, doc string) Block {
 		return Block{
@@ -179,23 +187,15 @@ func Language() *Schema {
 			},
 		},
 		Step: Block{
-			Type: "step",
-			Attrs: []Attr{
-				{Name: "target", Doc: "where the step runs: target.NAME", Default: "target.local"},
-				{Name: "description", Type: str, Doc: "what the step is for", Const: true},
-				{Name: "timeout", Type: str, Doc: "how long the postconditions may take to hold", Default: "per kind"},
-				{Name: "interval", Type: str, Doc: "time between two evaluations of the probes and conditions", Default: "1s"},
-				{Name: "always", Type: boolean, Doc: "run this step even after an earlier one failed (cleanup, reports)", Default: "false", Const: true},
-				{Name: "keep", Type: boolean, Doc: "leave what this step launched, or what its command left running, running when the plan ends", Default: "false", Const: true},
-				{Name: "progress", Type: num, Doc: "a number from 0 to 1 (or null) showing how far along the step is", Default: "null"},
-			},
+			Type:  "step",
+			Attrs: stepAttrs(),
 			Blocks: []Block{
 				{Type: "probe", Labels: []string{"KIND", "NAME"}, Many: true, Doc: "observes state each evaluation: probe.NAME.ATTR"},
 				condition("postcondition", "must hold before the plan moves on"),
 				condition("abort_if", "fails the step at once when it holds"),
 			},
 		},
-		Steps:     stepKinds(str, num, boolean, dyn),
+		Steps:     stepKinds(),
 		Probes:    probeKinds(),
 		Loads:     loadKinds(),
 		Functions: functionDocs(),

@@ -134,7 +134,7 @@ func ctyType(t reflect.Type) (cty.Type, error) {
 // in cfg is the default docs show, unless its default tag says otherwise.
 // A struct whose tags are wrong is a programming error: Attrs panics.
 func Attrs(cfg any) []Attr {
-	v := reflect.Indirect(reflect.ValueOf(cfg))
+	v := addressable(cfg)
 	fs, err := fields(v.Type())
 	if err != nil {
 		panic(err)
@@ -147,6 +147,18 @@ func Attrs(cfg any) []Attr {
 		}
 	}
 	return out
+}
+
+// addressable is the struct cfg is or points to, addressable so that
+// its fields' Show methods (on the pointer) can be called.
+func addressable(cfg any) reflect.Value {
+	v := reflect.Indirect(reflect.ValueOf(cfg))
+	if !v.CanAddr() {
+		c := reflect.New(v.Type()).Elem()
+		c.Set(v)
+		v = c
+	}
+	return v
 }
 
 // show is a field's value as docs show a default: "" for an unset string
@@ -434,7 +446,7 @@ func Errors(err error) []error {
 // explain said. Attributes whose value shows as "" are left out; values
 // of type cty.Value show as JSON-like text.
 func Shown(cfg any) map[string]string {
-	v := reflect.Indirect(reflect.ValueOf(cfg))
+	v := addressable(cfg)
 	fs, err := fields(v.Type())
 	if err != nil {
 		panic(err)
