@@ -247,8 +247,8 @@ type Invalid struct {
 	Whole   bool
 }
 
-func (e *Invalid) Error() string { return e.Err.Error() }
-func (e *Invalid) Unwrap() error { return e.Err }
+func (e *Invalid) Error() string   { return e.Err.Error() }
+func (e *Invalid) Unwrap() error   { return e.Err }
 func (e *AttrError) Unwrap() error { return e.Err }
 
 // Decode sets the fields of the struct cfg points to from vals, keyed by
