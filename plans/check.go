@@ -14,6 +14,7 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 
 	"lockstep/schema"
+	"lockstep/steps"
 )
 
 // refContext says what an expression may refer to, by where it sits.
@@ -526,28 +527,14 @@ func checkDuration(e hcl.Expression, v cty.Value, name string, positive bool) hc
 	return nil
 }
 
-// durationOf reads a cty string as a Go duration; the error says how to
-// fix it.
+// durationOf reads a cty string as a Go duration, as the step kinds do
+// (steps.DurationOf); the error says how to fix it.
 func durationOf(v cty.Value, name string, positive bool) (time.Duration, error) {
-	v, _ = v.Unmark()
-	if v.IsNull() || !v.IsKnown() {
-		return 0, fmt.Errorf("%s has no value. Write a duration such as \"90s\", \"5m\" or \"1h30m\"", name)
-	}
-	sv, err := convert.Convert(v, cty.String)
-	if err != nil || v.Type() != cty.String {
-		return 0, fmt.Errorf("%s must be a string such as \"90s\", \"5m\" or \"1h30m\", not a %s", name, v.Type().FriendlyName())
-	}
-	dur, err := time.ParseDuration(sv.AsString())
+	d, err := steps.DurationOf(v, positive)
 	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration. Write a number with a unit, as Go reads durations: \"500ms\", \"90s\", \"5m\", \"1h30m\" (there is no \"d\": write \"24h\")", sv.AsString())
+		return 0, &schema.AttrError{Attr: name, Err: err}
 	}
-	if positive && dur <= 0 {
-		return 0, fmt.Errorf("%s must be longer than zero, not %q", name, sv.AsString())
-	}
-	if dur < 0 {
-		return 0, fmt.Errorf("%s cannot be negative (%q)", name, sv.AsString())
-	}
-	return dur, nil
+	return d, nil
 }
 
 func (c *checker) condition(cond *Condition, ctx refContext, stepIdx int, block string) hcl.Diagnostics {
@@ -595,21 +582,26 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 	if kind != nil {
 		schema = c.ownOf(kind).schema
 	}
-	for _, a := range []struct {
-		name string
-		e    hcl.Expression
-	}{{"log", s.Log}, {"pidfile", s.Pidfile}, {"env", s.Env}, {"workdir", s.Workdir}, {"timeout", s.Timeout}, {"interval", s.Interval}, {"grace", s.Grace}} {
-		if a.e == nil {
+	// Each attribute evaluated once the action starts is checked against
+	// typed unknowns, then decoded with the run's decoder (the kind's
+	// config): what validates runs. Target, command and progress are
+	// checked on their own below.
+	vals := map[string]cty.Value{}
+	for _, name := range keys(s.Attrs) {
+		switch name {
+		case "target", "command", "progress":
 			continue
 		}
-		v, ds := c.attr(a.name, a.e, schema, ctxAction, i)
+		v, ds := c.attr(name, s.Attrs[name], schema, ctxAction, i)
 		diags = append(diags, ds...)
-		switch a.name {
-		case "timeout", "interval", "grace":
-			if !ds.HasErrors() {
-				diags = append(diags, checkDuration(a.e, v, a.name, a.name != "grace")...)
-			}
+		if v != cty.NilVal && !ds.HasErrors() {
+			vals[name] = v
 		}
+	}
+	var cfg steps.Config
+	if kind != nil {
+		cfg = kind.Kind.Defaults()
+		diags = append(diags, c.config(s.Attrs, vals, cfg, s.DeclRange)...)
 	}
 	if s.Command != nil {
 		diags = append(diags, c.command(s.Command, ctxAction, i)...)
@@ -654,51 +646,10 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 	if kind == nil {
 		return diags
 	}
-	missing := func(summary, detail string, rng hcl.Range) {
-		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: rng.Ptr()})
+	if cfg == nil {
+		return diags
 	}
-	switch s.Kind {
-	case "run", "launch":
-		if s.Command == nil && !s.misspelled["command"] {
-			missing("Missing command", fmt.Sprintf("%s %s step needs command = \"...\", the shell command it %s.", article(s.Kind), s.Kind, map[string]string{"run": "runs to completion", "launch": "starts"}[s.Kind]), s.DeclRange)
-		}
-	case "wait", "assert":
-		if s.postBlocks == 0 && !s.misspelled["postcondition"] {
-			what := "A wait polls until its postconditions hold; without one it has nothing to wait for."
-			if s.Kind == "assert" {
-				what = "An assert checks its postconditions; without one it asserts nothing."
-			}
-			missing("Missing postcondition", what+" Add postcondition { condition = ... }.", s.DeclRange)
-		}
-	case "benchmark":
-		switch {
-		case s.Load == nil && s.Command == nil && !s.misspelled["load"] && !s.misspelled["command"]:
-			missing("Missing load or command", `A benchmark needs a load "http" or load "openai" block, or command = "..." with metric blocks that read its output.`, s.DeclRange)
-		case s.Load != nil && s.Command != nil:
-			missing("Conflicting load and command", "A benchmark runs either a load block or a command, not both. Split them into two benchmark steps.", s.Load.DeclRange)
-		}
-		if s.Load != nil {
-			for _, m := range s.Metrics {
-				missing("Metric with a load", fmt.Sprintf("metric %q reads a command's output, but this benchmark runs a load, which reports its own metrics (self.metrics.requests_per_s, ...). Remove the metric block, or run a command instead.", m.Name), m.DeclRange)
-			}
-			if s.Env != nil || s.Workdir != nil {
-				e := s.Env
-				if e == nil {
-					e = s.Workdir
-				}
-				missing("Environment without a command", "env and workdir apply to a benchmark's command; this benchmark runs a load. Remove them.", e.Range())
-			}
-		}
-		if s.Command != nil && s.Load == nil && len(s.Metrics) == 0 {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagWarning,
-				Summary:  "Benchmark records no metrics",
-				Detail:   `This benchmark's command has no metric blocks, so self.metrics is empty. Add metric "NAME" { regex = "..." } to record a number from its output.`,
-				Subject:  s.DeclRange.Ptr(),
-			})
-		}
-	}
-	return diags
+	return append(diags, cfg.Static(s.Shape())...)
 }
 
 func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {

@@ -18,6 +18,8 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 	"github.com/zclconf/go-cty/cty/function"
+
+	"lockstep/steps"
 )
 
 // ParseFile reads and parses the plan at path; see Parse.
@@ -571,7 +573,7 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 				Severity: hcl.DiagError,
 				Summary:  "Unsupported argument",
 				Detail: fmt.Sprintf("%s %s step has no argument %q; %s belongs to %s steps. %s",
-					article(s.Kind), s.Kind, a.Name, a.Name, joinAnd(d.kindsWith(a.Name, false)), kindHint(s.Kind, a.Name)),
+					article(s.Kind), s.Kind, a.Name, a.Name, joinAnd(d.kindsWith(a.Name, false)), kind.Kind.Hint(a.Name)),
 				Subject: a.NameRange.Ptr(),
 			})
 			delete(content.Attributes, a.Name)
@@ -618,22 +620,18 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 		diags = append(diags, ds...)
 	}
 	if a, ok := attrs["repeat"]; ok {
+		// A constant: its range is the kind's to check (steps).
 		v, ds := d.constValue(a, cty.Number, "Write a whole number such as 3.")
 		diags = append(diags, ds...)
 		if v != cty.NilVal {
-			bf := v.AsBigFloat()
-			n, acc := bf.Int64()
-			if acc != big.Exact || n < 1 || n > 1000 {
-				diags = append(diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Invalid repeat",
-					Detail:   "repeat must be a whole number from 1 to 1000.",
-					Subject:  a.Expr.Range().Ptr(),
-				})
-			} else {
+			if n, acc := v.AsBigFloat().Int64(); acc == big.Exact && n >= 1 && n <= steps.MaxRepeat {
 				s.Repeat = int(n)
 			}
 		}
+	}
+	s.Attrs = map[string]hcl.Expression{}
+	for name, a := range attrs {
+		s.Attrs[name] = a.Expr
 	}
 	s.Timeout, s.Interval, s.Grace = expr("timeout"), expr("interval"), expr("grace")
 	s.Command, s.Log, s.Pidfile, s.Env, s.Workdir, s.Progress = expr("command"), expr("log"), expr("pidfile"), expr("env"), expr("workdir"), expr("progress")
@@ -704,24 +702,6 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 		}
 	}
 	return s, diags
-}
-
-func kindHint(kind, attr string) string {
-	switch {
-	case attr == "log" && kind != "launch":
-		return "To read a log here, add a probe \"log\" block."
-	case attr == "command" && (kind == "wait" || kind == "assert"):
-		return "To run a command while checking, add a probe \"exec\" block; to run it as an action, make this a run step."
-	case attr == "pidfile":
-		return "Only a launch follows a daemon through its pid file."
-	case attr == "grace":
-		return "Only a launch has a process to watch through a grace period."
-	case attr == "repeat":
-		return "Only a benchmark repeats its action."
-	case attr == "env" || attr == "workdir":
-		return "A " + kind + " step runs no command; set env on a probe \"exec\" block or on the target."
-	}
-	return ""
 }
 
 func (d *decoder) decodeStepTarget(a *hcl.Attribute) (string, hcl.Diagnostics) {
@@ -899,13 +879,15 @@ func (d *decoder) decodeLoad(block *hcl.Block) (*Load, hcl.Diagnostics) {
 func (d *decoder) decodeMetric(block *hcl.Block) (*Metric, hcl.Diagnostics) {
 	m := &Metric{Name: block.Labels[0], DeclRange: block.DefRange}
 	diags := d.checkName("metric", m.Name, block.LabelRanges[0])
-	var b *Block
-	for i := range d.lang.StepKind("benchmark").Blocks {
-		if bb := &d.lang.StepKind("benchmark").Blocks[i]; bb.Type == "metric" {
-			b = bb
+	var attrs []Attr
+	for _, k := range d.lang.Steps {
+		for _, b := range k.Blocks {
+			if b.Type == "metric" {
+				attrs = b.Attrs
+			}
 		}
 	}
-	content, ds := block.Body.Content(schemaFor(b.Attrs, nil))
+	content, ds := block.Body.Content(schemaFor(attrs, nil))
 	diags = append(diags, ds...)
 	re, hasRe := content.Attributes["regex"]
 	js, hasJS := content.Attributes["json"]
@@ -1091,7 +1073,7 @@ func launchRef(kind, name string, expr hcl.Expression, what string) (string, hcl
 	k, _ := tr[1].(hcl.TraverseAttr)
 	n, _ := tr[2].(hcl.TraverseAttr)
 	addr := k.Name + "." + n.Name
-	if k.Name != "launch" && k.Name != "" {
+	if sk, ok := steps.Lookup(k.Name); k.Name != "" && (!ok || !sk.Launches) {
 		return addr, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid step reference",

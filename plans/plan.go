@@ -3,6 +3,8 @@ package plans
 import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
+
+	"lockstep/steps"
 )
 
 // Sensitive is the cty mark on the values of variables declared sensitive.
@@ -73,8 +75,11 @@ type Step struct {
 	Kind, Name  string
 	Target      string // target name, "local" by default
 	Description string
-	// Timeout, Interval and Grace are nil when absent: use the kind's
-	// defaults (Language().StepKind(kind)); evaluate with Scope.Duration.
+	// Attrs holds every attribute the step sets, as written, by name:
+	// the runner decodes them into the kind's config (steps.Kind.Decode).
+	Attrs map[string]hcl.Expression
+	// Timeout, Interval and Grace are nil when absent: the kind's
+	// defaults apply (steps.Kind.Defaults).
 	Timeout, Interval, Grace hcl.Expression
 	Always, Keep             bool
 	// Command, Log, Pidfile, Env, Workdir and Progress are nil when absent.
@@ -93,6 +98,29 @@ type Step struct {
 
 // Addr is the step's address as expressions name it: "launch.server".
 func (s *Step) Addr() string { return s.Kind + "." + s.Name }
+
+// Shape is what the step's kind checks of it, and what explain asks the
+// kind about (steps.Config.ConfirmsFor): the attributes and blocks it
+// holds.
+func (s *Step) Shape() steps.Shape {
+	sh := steps.Shape{Decl: s.DeclRange, Attrs: map[string]hcl.Range{}, Misspelled: s.misspelled}
+	for name, e := range s.Attrs {
+		sh.Attrs[name] = e.Range()
+	}
+	for _, c := range s.Postconditions {
+		sh.Blocks = append(sh.Blocks, steps.Part{Type: "postcondition", Range: c.DeclRange})
+	}
+	for range s.postBlocks - len(s.Postconditions) {
+		sh.Blocks = append(sh.Blocks, steps.Part{Type: "postcondition", Range: s.DeclRange})
+	}
+	if s.Load != nil {
+		sh.Blocks = append(sh.Blocks, steps.Part{Type: "load", Label: s.Load.Kind, Range: s.Load.DeclRange})
+	}
+	for _, m := range s.Metrics {
+		sh.Blocks = append(sh.Blocks, steps.Part{Type: "metric", Label: m.Name, Range: m.DeclRange})
+	}
+	return sh
+}
 
 // Probe observes state for its step's conditions.
 type Probe struct {

@@ -2,6 +2,7 @@ package steps
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -18,7 +19,7 @@ type BenchmarkConfig struct {
 	Common
 	Command string `hcl:"command" doc:"shell command whose output the metric blocks read"`
 	commandAttrs
-	Repeat int `hcl:"repeat,const" doc:"run the load or command this many times; metrics then hold values, median, min, max, stddev"`
+	Repeat Repeat `hcl:"repeat,const" doc:"run the load or command this many times; metrics then hold values, median, min, max, stddev"`
 }
 
 // MetricConfig is a benchmark's metric block: a number read from its
@@ -53,11 +54,20 @@ func benchmarkKind() Kind {
 	}
 }
 
-func (c *BenchmarkConfig) Check() error {
-	if c.Repeat < 1 || c.Repeat > MaxRepeat {
-		return &schema.AttrError{Attr: "repeat", Err: &schema.Invalid{
-			Summary: "Invalid repeat", Err: fmt.Errorf("repeat must be a whole number from 1 to %d.", MaxRepeat), Whole: true}}
+func (*BenchmarkConfig) Check() error { return nil }
+
+// Repeat is how many times a benchmark runs its action: a whole number
+// from 1 to MaxRepeat.
+type Repeat int
+
+func (*Repeat) CtyType() cty.Type { return cty.Number }
+func (r *Repeat) Show() string    { return strconv.Itoa(int(*r)) }
+func (r *Repeat) SetCty(v cty.Value) error {
+	n, err := schema.WholeOf(v)
+	if err != nil || n < 1 || n > MaxRepeat {
+		return &schema.Invalid{Summary: "Invalid repeat", Err: fmt.Errorf("repeat must be a whole number from 1 to %d.", MaxRepeat), Whole: true}
 	}
+	*r = Repeat(n)
 	return nil
 }
 
