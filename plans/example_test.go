@@ -3,6 +3,7 @@ package plans_test
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -52,8 +53,10 @@ step "launch" "server" {
 	ok, _ := step.Postconditions[0].Condition.Value(scope.EvalContext(map[string]cty.Value{"self": self}))
 	fmt.Println(step.Postconditions[0].Source, "=", ok.True())
 
-	timeout, _ := scope.Timeout(step)
-	fmt.Println("gives up after", timeout)
+	// The step's attributes as its kind decodes them for the run, the
+	// kind's defaults filled in.
+	cfg, _, _ := scope.StepConfig(step, nil)
+	fmt.Println("gives up after", time.Duration(cfg.Step().Timeout))
 	// Output:
 	// Sensitive value in a command line
 	// Unquoted value in a command

@@ -245,7 +245,7 @@ locals {
 			continue
 		}
 		st := p.Steps[0]
-		s.Timeout(st)
+		s.StepConfig(st, nil)
 		ctx := s.EvalContext(observed)
 		for _, c := range st.Postconditions {
 			v, _ := c.Condition.Value(ctx)

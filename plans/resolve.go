@@ -12,6 +12,8 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 	"github.com/zclconf/go-cty/cty/function"
+
+	"lockstep/steps"
 )
 
 // EnvPrefix starts the names of environment variables that set plan
@@ -496,36 +498,43 @@ func (s *Scope) Duration(expr hcl.Expression, def time.Duration) (time.Duration,
 	return d, nil
 }
 
-// Timeout is how long s's postconditions may take to hold: its timeout,
-// else its kind's default. Zero means a single evaluation (an assert
-// without a timeout).
-func (s *Scope) Timeout(st *Step) (time.Duration, hcl.Diagnostics) {
-	return s.Duration(st.Timeout, kindDuration(st.Kind, func(k *StepKind) string { return k.DefaultTimeout }))
-}
-
-// Interval is the time between two evaluations of s's probes and
-// conditions: its interval, else its kind's default.
-func (s *Scope) Interval(st *Step) (time.Duration, hcl.Diagnostics) {
-	return s.Duration(st.Interval, kindDuration(st.Kind, func(k *StepKind) string { return k.DefaultInterval }))
-}
-
-// Grace is how long a launched process must stay alive to count as
-// started: the step's grace, else 2s.
-func (s *Scope) Grace(st *Step) (time.Duration, hcl.Diagnostics) {
-	return s.Duration(st.Grace, 2*time.Second)
-}
-
-func kindDuration(kind string, get func(*StepKind) string) time.Duration {
-	k := Language().StepKind(kind)
-	if k == nil || get(k) == "" {
-		return 0
+// StepConfig decodes st's attributes into its kind's config with the
+// decoder validate uses (steps.Kind.Decode), each evaluated in this
+// scope with the extra roots given (step: the outputs of the steps that
+// ran). Target is decoded as its name; progress, evaluated on every turn,
+// is left out. sensitive names the attributes whose values are. An
+// attribute that does not evaluate is an *EvalError.
+func (s *Scope) StepConfig(st *Step, extra map[string]cty.Value) (cfg steps.Config, sensitive []string, err error) {
+	kind, ok := steps.Lookup(st.Kind)
+	if !ok {
+		return nil, nil, fmt.Errorf("there is no step kind %q", st.Kind)
 	}
-	d, err := time.ParseDuration(get(k))
-	if err != nil {
-		panic(fmt.Sprintf("plans: Language() has a bad duration for %s: %v", kind, err))
+	ectx := s.EvalContext(extra)
+	vals := map[string]cty.Value{"target": cty.StringVal(st.Target)}
+	for _, name := range keys(st.Attrs) {
+		if name == "target" || name == "progress" {
+			continue
+		}
+		v, diags := st.Attrs[name].Value(ectx)
+		if diags.HasErrors() {
+			return nil, nil, &EvalError{Attr: name, Diags: diags}
+		}
+		if IsSensitive(v) {
+			sensitive = append(sensitive, name)
+		}
+		vals[name] = v
 	}
-	return d
+	cfg, err = kind.Decode(vals)
+	return cfg, sensitive, err
 }
+
+// EvalError is an attribute that could not be evaluated.
+type EvalError struct {
+	Attr  string
+	Diags hcl.Diagnostics
+}
+
+func (e *EvalError) Error() string { return e.Attr + ": " + e.Diags.Error() }
 
 // StepOutputs builds the value of the step root for EvalContext from the
 // recorded outputs of the steps that ran, keyed by address

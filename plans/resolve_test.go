@@ -13,6 +13,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"lockstep/plans"
+	"lockstep/steps"
 )
 
 const varsPlan = `
@@ -262,18 +263,24 @@ step "launch" "l" {
 		{"assert.retried", 30 * time.Second, 250 * time.Millisecond},
 		{"launch.l", 2 * time.Minute, 250 * time.Millisecond},
 	}
+	config := func(addr string) steps.Config {
+		cfg, _, err := s.StepConfig(p.Step(addr), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", addr, err)
+		}
+		return cfg
+	}
 	for _, tt := range tests {
-		st := p.Step(tt.step)
-		timeout, d1 := s.Timeout(st)
-		interval, d2 := s.Interval(st)
-		if d1.HasErrors() || d2.HasErrors() || timeout != tt.timeout || interval != tt.interval {
+		c := config(tt.step).Step()
+		if timeout, interval := time.Duration(c.Timeout), time.Duration(c.Interval); timeout != tt.timeout || interval != tt.interval {
 			t.Errorf("%s: timeout %v, interval %v; want %v, %v", tt.step, timeout, interval, tt.timeout, tt.interval)
 		}
 	}
-	if g, _ := s.Grace(p.Step("launch.l")); g != 0 {
+	if g := config("launch.l").(*steps.LaunchConfig).Grace; g != 0 {
 		t.Errorf("grace = %v, want 0s as written", g)
 	}
-	if g, _ := s.Grace(p.Step("wait.w")); g != 2*time.Second {
+	k, _ := steps.Lookup("launch")
+	if g := k.Defaults().(*steps.LaunchConfig).Grace; time.Duration(g) != 2*time.Second {
 		t.Errorf("default grace = %v, want 2s", g)
 	}
 }

@@ -101,7 +101,7 @@ func (s *stepRun) runCommandBenchmark(ctx, outer context.Context) (events.Outcom
 	for i, m := range s.st.Metrics {
 		specs[i] = loads.MetricSpec{Name: m.Name, Regex: m.Regex, JSON: m.JSON}
 	}
-	runs := max(s.st.Repeat, 1)
+	runs := s.repeat()
 	values := map[string][]float64{}
 	for i := range runs {
 		res, out, done := s.runCommand(ctx, outer, cmd, shown)
@@ -136,7 +136,7 @@ func (s *stepRun) runCommandBenchmark(ctx, outer context.Context) (events.Outcom
 func (s *stepRun) keepRuns(values map[string][]float64) {
 	s.metrics = map[string]float64{}
 	for k, vs := range values {
-		if s.st.Repeat > 1 {
+		if s.repeat() > 1 {
 			st := loads.Summarize(vs)
 			if s.stats == nil {
 				s.stats = map[string]events.MetricStats{}
@@ -148,6 +148,14 @@ func (s *stepRun) keepRuns(values map[string][]float64) {
 		}
 		s.metrics[k] = vs[0]
 	}
+}
+
+// repeat is how often the benchmark runs its command.
+func (s *stepRun) repeat() int {
+	if b, ok := s.cfg.(*steps.BenchmarkConfig); ok {
+		return int(b.Repeat)
+	}
+	return 1
 }
 
 // lastLines is the last n lines of a command's output as a terminal

@@ -37,13 +37,8 @@ type turn struct {
 // confirm is the confirm loop: observe, evaluate, and either decide or
 // wait for the next interval or for a followed log to grow.
 func (s *stepRun) confirm(ctx, outer context.Context, single bool) events.Outcome {
-	// An interval that does not evaluate is the kind's default, and so is
-	// a zero one from a variable (the plan's checks see only literals): it
-	// would spin.
-	interval, _ := s.r.o.Scope.Interval(s.st)
-	if interval <= 0 {
-		interval, _ = s.r.o.Scope.Interval(&plans.Step{Kind: s.st.Kind})
-	}
+	// The kind's decoder refuses a zero interval (it would spin).
+	interval := time.Duration(s.cfg.Step().Interval)
 	var last turn
 	// stopped decides a step whose context ended: at the deadline it timed
 	// out, judged on the last complete observation (a probe cut short by
@@ -287,37 +282,23 @@ func (s *stepRun) evaluate(ectx *hcl.EvalContext) turn {
 	return t
 }
 
-// defaults are the conditions a kind brings without being written: a run
-// exits 0 (unless the plan's own conditions read self.exit_code), a launch
-// started a process that is still alive after its grace period.
+// defaults are the conditions a kind brings without being written (a
+// run exits 0, a launch's process is alive after its grace period),
+// judged on this turn's observation.
 func (s *stepRun) defaults() []events.Condition {
-	switch s.st.Kind {
-	case "run":
-		for _, c := range s.st.Postconditions {
-			if readsSelf(c.Condition, "exit_code") {
-				return nil
+	return s.cfg.Conditions(steps.Observed{
+		Self: s.self,
+		ReadsSelf: func(name string) bool {
+			for _, c := range s.st.Postconditions {
+				if readsSelf(c.Condition, name) {
+					return true
+				}
 			}
-		}
-		code := s.self["exit_code"]
-		c := events.Condition{Kind: "default", Source: "self.exit_code == 0", State: events.CondHeld}
-		if code.IsNull() || !code.IsKnown() || !code.Equals(cty.Zero).True() {
-			c.State = events.CondFalse
-			c.Reason = "the command exited with status " + Render(code)
-		}
-		return []events.Condition{c}
-	case "launch":
-		started := events.Condition{Kind: "default", Source: "a new process started by this step", State: events.CondHeld}
-		alive := events.Condition{Kind: "default", Source: fmt.Sprintf("the process is alive after its grace period (%s)", s.grace), State: events.CondHeld}
-		if s.following != "" {
-			alive.State, alive.Reason = events.CondNotYet, s.following
-		} else if a := s.self["alive"]; a == cty.NilVal || !a.True() {
-			alive.State, alive.Reason = events.CondFalse, "the process is not running"
-		} else if time.Since(s.start) < s.grace {
-			alive.State, alive.Reason = events.CondNotYet, fmt.Sprintf("alive, within its grace period (%s)", s.grace)
-		}
-		return []events.Condition{started, alive}
-	}
-	return nil
+			return false
+		},
+		Following: s.following,
+		Elapsed:   time.Since(s.start),
+	})
 }
 
 func readsSelf(expr hcl.Expression, attr string) bool {
@@ -523,6 +504,7 @@ func (s *stepRun) progress(ectx *hcl.EvalContext) {
 					f, _ := n.AsBigFloat().Float64()
 					f = math.Max(0, math.Min(1, f))
 					p.Fraction = &f
+					s.cfg.Step().Progress.Value = &f
 				}
 			}
 		}

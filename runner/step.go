@@ -16,6 +16,7 @@ import (
 
 	"lockstep/plans"
 	"lockstep/runner/events"
+	"lockstep/schema"
 	"lockstep/steps"
 	"lockstep/targets"
 )
@@ -61,7 +62,10 @@ type stepRun struct {
 	// when the log grew (a value of 8 MiB costs milliseconds per turn).
 	logVal  cty.Value
 	logRead int64
-	grace   time.Duration
+	// cfg is the step's attributes decoded by its kind (steps.Kind.Decode,
+	// the decoder validate used); shownCfg is cfg as the record keeps it.
+	cfg      steps.Config
+	shownCfg map[string]string
 	// progressWarned is whether the progress expression's error was
 	// reported: once per step.
 	progressWarned bool
@@ -104,15 +108,41 @@ func (r *run) stepEvent(i int, st *plans.Step) events.Step {
 		Description: st.Description,
 		Always:      st.Always,
 	}
-	// A timeout that does not evaluate is the kind's default.
-	ev.Timeout, _ = r.o.Scope.Timeout(st)
+	// Before the run, the timeout as far as it is known: one that reads
+	// an earlier step's output (or that does not decode: the step will
+	// say so) is the kind's default until the step starts.
+	if k, ok := steps.Lookup(st.Kind); ok {
+		ev.Timeout = time.Duration(k.Defaults().Step().Timeout)
+	}
+	if e, ok := st.Attrs["timeout"]; ok {
+		timeout := &plans.Step{Kind: st.Kind, Target: st.Target, Attrs: map[string]hcl.Expression{"timeout": e}}
+		if cfg, _, err := r.o.Scope.StepConfig(timeout, nil); err == nil {
+			ev.Timeout = time.Duration(cfg.Step().Timeout)
+		}
+	}
 	return ev
 }
 
-// evaluatedOnce reports whether a step's conditions are evaluated once (an
-// assert without a timeout, a run, a benchmark).
-func evaluatedOnce(st *plans.Step) bool {
-	return st.Kind == "run" || st.Kind == "benchmark" || (st.Kind == "assert" && st.Timeout == nil)
+// stepConfig decodes the step's attributes into its kind's config as
+// validate did (plans.Scope.StepConfig), each evaluated as the action
+// sees it; shown is the config as the record keeps it, a sensitive value
+// hidden. An attribute that does not evaluate or decode is the step's
+// error: the run does not go on with a default the plan did not ask for.
+func (s *stepRun) stepConfig() (steps.Config, map[string]string, error) {
+	cfg, sensitive, err := s.r.o.Scope.StepConfig(s.st, map[string]cty.Value{"step": plans.StepOutputs(s.r.stepOutputs())})
+	var ee *plans.EvalError
+	if errors.As(err, &ee) {
+		// hcl may quote a value it could not use: guarded.
+		return nil, nil, fmt.Errorf("%s: %s", ee.Attr, s.r.guard.text(diagText(ee.Diags)))
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	shown := schema.Shown(cfg)
+	for _, name := range sensitive {
+		shown[name] = redacted
+	}
+	return cfg, shown, nil
 }
 
 // step runs one step: its action, then its confirm loop. ctx bounds the
@@ -120,6 +150,12 @@ func evaluatedOnce(st *plans.Step) bool {
 func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.Step) (out events.Outcome) {
 	s := &stepRun{r: r, st: st, ev: ev, start: time.Now(), values: map[string]cty.Value{}, errs: map[string]error{}, self: map[string]cty.Value{},
 		inputs: &redactor{g: r.guard}, probeInputs: map[string]*redactor{}}
+	cfg, shown, cfgErr := s.stepConfig()
+	if cfgErr == nil {
+		s.cfg, s.shownCfg = cfg, shown
+		ev.Timeout = time.Duration(cfg.Step().Timeout)
+		s.ev = ev
+	}
 	r.emit(events.Event{Type: events.StepStarted, Step: &ev})
 	defer func() {
 		// No connection a probe opened outlives its step: the next step
@@ -143,11 +179,21 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 		}
 		out.Requests = s.requests
 		out.Left = s.left
+		if s.cfg != nil {
+			// The last value progress took is the one the step ran with.
+			if p := s.cfg.Step().Progress; p.Value != nil {
+				s.shownCfg["progress"] = p.Show()
+			}
+			out.Config = s.shownCfg
+		}
 		r.record(s)
 		out.Outputs = s.outputs()
 		r.emit(events.Event{Type: events.StepFinished, Step: &ev, Outcome: &out})
 	}()
 
+	if cfgErr != nil {
+		return s.errored(cfgErr)
+	}
 	sctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if ev.Timeout > 0 {
@@ -175,7 +221,7 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 	if err := s.makeProbes(sctx, true); err != nil {
 		return s.errored(err)
 	}
-	return s.confirm(sctx, outer, evaluatedOnce(st))
+	return s.confirm(sctx, outer, s.cfg.Once())
 }
 
 // ended explains why a step's context ended: interrupted, a watched
@@ -503,23 +549,42 @@ func (s *stepRun) command() (targets.Command, string, error) {
 	return targets.Command{Line: line, Env: env, Dir: dir}, shown, nil
 }
 
-// act does the step's action. done is true when the step ended in it.
+// act does the step's action, as its kind says (steps.Config.Act). done
+// is true when the step ended in it.
 func (s *stepRun) act(ctx, outer context.Context) (events.Outcome, bool) {
-	switch s.st.Kind {
-	case "run":
-		cmd, shown, err := s.command()
-		if err != nil {
-			return s.errored(err), true
-		}
-		if _, out, done := s.runCommand(ctx, outer, cmd, shown); done {
-			return out, true
-		}
-	case "launch":
-		return s.launch(ctx, outer)
-	case "benchmark":
-		return s.benchmark(ctx, outer)
+	a := &actor{s: s, ctx: ctx, outer: outer}
+	done := s.cfg.Act(a)
+	return a.out, done
+}
+
+// actor does a kind's action for it (steps.Actor), for one call of act.
+type actor struct {
+	s          *stepRun
+	ctx, outer context.Context
+	out        events.Outcome
+}
+
+var _ steps.Actor = (*actor)(nil)
+
+func (a *actor) RunCommand() bool {
+	cmd, shown, err := a.s.command()
+	if err != nil {
+		a.out = a.s.errored(err)
+		return true
 	}
-	return events.Outcome{}, false
+	_, out, done := a.s.runCommand(a.ctx, a.outer, cmd, shown)
+	a.out = out
+	return done
+}
+
+func (a *actor) Launch() (done bool) {
+	a.out, done = a.s.launch(a.ctx, a.outer)
+	return done
+}
+
+func (a *actor) Benchmark() (done bool) {
+	a.out, done = a.s.benchmark(a.ctx, a.outer)
+	return done
 }
 
 // runCommand runs a step's command to completion, reports it, and keeps
@@ -618,9 +683,6 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 	if logPath == "" {
 		logPath = s.r.defaultLog(s.st)
 		shownLog = logPath
-	}
-	if g, diags := s.r.o.Scope.Grace(s.st); !diags.HasErrors() {
-		s.grace = g
 	}
 	pidfile, _, err := evalText(s.st.Pidfile, s.evalContext(s.r.o.Scope))
 	if err != nil {

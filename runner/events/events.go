@@ -159,9 +159,15 @@ type Outcome struct {
 	// Partial: the step was cut short (interrupted, timed out, a watched
 	// process died) while it measured; Metrics are what it measured until
 	// then, never a result to judge by.
-	Partial bool                   `json:"partial,omitempty"`
-	Outputs map[string]string      `json:"outputs,omitempty"` // self outputs worth keeping, rendered (pid, exit_code...)
-	Stats   map[string]MetricStats `json:"metric_stats,omitempty"`
+	Partial bool              `json:"partial,omitempty"`
+	Outputs map[string]string `json:"outputs,omitempty"` // self outputs worth keeping, rendered (pid, exit_code...)
+	// Config is the step's attributes as its kind decoded them and the
+	// step ran with, defaults included, each shown as the docs and
+	// explain show a value (timeout "10m", grace "2s"); a sensitive one
+	// is "(sensitive)". Progress is the last value the step's progress
+	// took.
+	Config map[string]string      `json:"config,omitempty"`
+	Stats  map[string]MetricStats `json:"metric_stats,omitempty"`
 	// Requests are a load's per-request records, kept when the load asks
 	// (keep_requests = true).
 	Requests []Request         `json:"requests,omitempty"`
