@@ -344,8 +344,8 @@ func (s side) stepFacts(st *Step) []fact {
 			fs = append(fs, s.codeFact(a.name, a.expr))
 		}
 	}
-	if st.Kind == "launch" {
-		fs = append(fs, s.durationFact("grace", st.Grace, "2s"))
+	if grace, ok := kindDefault(kind, "grace"); ok {
+		fs = append(fs, s.durationFact("grace", st.Grace, grace))
 	}
 	for _, a := range []struct {
 		name string
@@ -378,10 +378,20 @@ func (s side) stepFacts(st *Step) []fact {
 		}
 		fs = append(fs, fact{key: fmt.Sprintf("metric %q", m.Name), value: how, code: true})
 	}
-	if st.Kind == "benchmark" {
+	if _, ok := kindDefault(kind, "repeat"); ok {
 		fs = append(fs, fact{key: "repeat", value: strconv.Itoa(max(st.Repeat, 1)), code: true, dflt: st.Repeat <= 1})
 	}
 	return fs
+}
+
+// kindDefault is the default of kind's attribute name, and whether the
+// kind has it.
+func kindDefault(kind *StepKind, name string) (string, bool) {
+	if kind == nil {
+		return "", false
+	}
+	d, ok := kind.Defaults[name]
+	return d, ok
 }
 
 func (s side) codeFact(key string, expr hcl.Expression) fact {

@@ -134,17 +134,11 @@ func (e *explain) step(n int, s *Step) {
 	}
 
 	var moves []item
-	confirms := kind.Confirms
-	if s.Kind == "benchmark" {
-		// Say which of the two a benchmark does.
-		confirms = []string{"the command exits with status 0"}
-		if s.Load != nil {
-			confirms = []string{"the load completes"}
-		}
-	}
-	for _, c := range confirms {
-		if strings.Contains(c, "grace") {
-			c += ": " + e.durationText(s.Grace, "2s")
+	// What the kind checks of this step (a benchmark: its load, or its
+	// command).
+	for _, c := range kind.Kind.Defaults().ConfirmsFor(s.Shape()) {
+		if grace, ok := kind.Defaults["grace"]; ok && strings.Contains(c, "grace") {
+			c += ": " + e.durationText(s.Grace, grace)
 		}
 		moves = append(moves, item{text: c})
 	}
@@ -162,7 +156,7 @@ func (e *explain) step(n int, s *Step) {
 		}
 		e.w.list("Stops at once if", stops)
 	}
-	if s.Kind == "assert" && s.Timeout == nil {
+	if kind.DefaultTimeout == "" && s.Timeout == nil {
 		e.w.field("Gives up", "at once: checks a single time (set timeout to retry)")
 	} else {
 		e.w.field("Gives up after", e.durationText(s.Timeout, kind.DefaultTimeout))
