@@ -57,7 +57,9 @@ func TestStepAttributesRunAsExplained(t *testing.T) {
 		absent bool
 	}
 	says := map[string]func(v string, cfg map[string]string) said{
-		"target":      func(v string, _ map[string]string) said { return said{text: "on target " + strings.TrimPrefix(v, "target.")} },
+		"target": func(v string, _ map[string]string) said {
+			return said{text: "on target " + strings.TrimPrefix(v, "target.")}
+		},
 		"description": func(v string, _ map[string]string) said { return said{text: v} },
 		"timeout": func(v string, _ map[string]string) said {
 			if v == "" {
@@ -99,7 +101,9 @@ func TestStepAttributesRunAsExplained(t *testing.T) {
 			}
 			return said{text: "Follows the daemon named in: " + v}
 		},
-		"repeat": func(v string, _ map[string]string) said { return said{text: "Repeats: " + v + " times", absent: v == "1"} },
+		"repeat": func(v string, _ map[string]string) said {
+			return said{text: "Repeats: " + v + " times", absent: v == "1"}
+		},
 	}
 	// Quotes differ between a value as written (explain) and as shown
 	// (a map's keys): compared without them.
