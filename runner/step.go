@@ -136,9 +136,22 @@ func (s *stepRun) stepConfig() (steps.Config, map[string]string, error) {
 		return nil, nil, fmt.Errorf("%s: %s", ee.Attr, s.r.guard.text(diagText(ee.Diags)))
 	}
 	if err != nil {
-		return nil, nil, err
+		// Each attribute named, also where its error names only the value.
+		var msgs []string
+		for _, e := range schema.Errors(err) {
+			msg := e.Error()
+			var ae *schema.AttrError
+			if errors.As(e, &ae) && !strings.HasPrefix(msg, ae.Attr+" ") {
+				msg = ae.Attr + ": " + msg
+			}
+			msgs = append(msgs, msg)
+		}
+		return nil, nil, errors.New(s.r.guard.text(strings.Join(msgs, "; ")))
 	}
 	shown := schema.Shown(cfg)
+	for name, v := range shown {
+		shown[name] = s.r.guard.text(v) // a command made from what the world said
+	}
 	for _, name := range sensitive {
 		shown[name] = redacted
 	}
