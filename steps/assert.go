@@ -20,6 +20,7 @@ func assertKind() Kind {
 		// No timeout: a single evaluation.
 		Defaults: func() Config { return &AssertConfig{Common: common(0, time.Second)} },
 		Refusals: noCommand("assert"),
+		Explain:  Explain{NoAction: "none: checks its probes and conditions"},
 	}
 }
 

@@ -51,6 +51,7 @@ func benchmarkKind() Kind {
 		},
 		Confirms:  []string{"the load or command completes (a command with status 0)"},
 		Elsewhere: map[string]string{"repeat": "Only a benchmark repeats its action."},
+		Explain:   Explain{Command: "Runs"},
 	}
 }
 

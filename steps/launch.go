@@ -44,6 +44,7 @@ func launchKind() Kind {
 			"grace":   "Only a launch has a process to watch through a grace period.",
 		},
 		Launches: true,
+		Explain:  Explain{Command: "Starts"},
 	}
 }
 

@@ -24,6 +24,7 @@ func runKind() Kind {
 		Defaults: func() Config { return &RunConfig{Common: common(10*time.Minute, time.Second)} },
 		Self:     commandSelf(),
 		Confirms: []string{"the command exits with status 0"},
+		Explain:  Explain{Command: "Runs"},
 	}
 }
 

@@ -41,6 +41,15 @@ type Kind struct {
 	// Launches says that the kind starts a process other steps' probes
 	// can name with step = step.KIND.NAME.
 	Launches bool
+	// Explain is how explain words the kind's action.
+	Explain Explain
+}
+
+// Explain is how explain words a kind's action, as data for the views:
+// the label of its command, or what it does without one.
+type Explain struct {
+	Command  string // "Runs", "Starts"
+	NoAction string // "none: polls its probes and conditions"
 }
 
 // Kinds returns the step kinds, in the order docs list them. Each call

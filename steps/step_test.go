@@ -154,3 +154,12 @@ func TestStaticChecks(t *testing.T) {
 		t.Errorf("hints: %q, %q", wait.Hint("command"), run.Hint("grace"))
 	}
 }
+
+func TestKindsSayHowExplainWordsTheirAction(t *testing.T) {
+	for _, k := range steps.Kinds() {
+		_, runs := k.Defaults().(interface{ Act(steps.Actor) bool })
+		if (k.Explain.Command == "") == (k.Explain.NoAction == "") || !runs {
+			t.Errorf("%s: explain words its action as %+v", k.Name, k.Explain)
+		}
+	}
+}

@@ -19,6 +19,7 @@ func waitKind() Kind {
 		Name: "wait", Doc: "takes no action: polls its probes until the postconditions hold",
 		Defaults: func() Config { return &WaitConfig{Common: common(5*time.Minute, time.Second)} },
 		Refusals: noCommand("wait"),
+		Explain:  Explain{NoAction: "none: polls its probes and conditions"},
 	}
 }
 
