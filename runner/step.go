@@ -149,9 +149,9 @@ func (s *stepRun) stepConfig() (steps.Config, map[string]string, error) {
 		return nil, nil, errors.New(s.r.guard.text(strings.Join(msgs, "; ")))
 	}
 	shown := schema.Shown(cfg)
-	for name, v := range shown {
-		shown[name] = s.r.guard.text(v) // a command made from what the world said
-	}
+	// Sensitive by their marks, as the action shows them (Action.Command):
+	// the guard, which scrubs what the world said, would hide a value that
+	// merely equals a secret ("true").
 	for _, name := range sensitive {
 		shown[name] = redacted
 	}
