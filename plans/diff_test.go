@@ -52,4 +52,3 @@ func parseSource(t *testing.T, name, src string) *plans.Plan {
 	}
 	return p
 }
-

@@ -1,7 +1,7 @@
 package views_test
 
 import (
-		"os"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
