@@ -320,13 +320,9 @@ func (s *Server) attempts(_ context.Context, _ *mcp.CallToolRequest, in PlanIn) 
 	if err != nil {
 		return nil, out, err
 	}
-	// The same rows as attempts --format json, from the same renderer.
-	table, err := records.Table(atts, records.JSON)
-	if err != nil {
-		return nil, out, err
-	}
-	if err := json.Unmarshal([]byte(table), &out.Attempts); err != nil {
-		return nil, out, err
+	// The same rows as attempts --format json gives.
+	for _, t := range records.Tables(atts) {
+		out.Attempts = append(out.Attempts, t.Rows...)
 	}
 	return nil, out, nil
 }

@@ -10,17 +10,17 @@ import (
 	"lockstep/views"
 )
 
-// TestDiffGolden compares testdata/diff/NAME/old.hcl with new.hcl and
+// TestDiffGolden compares testdata/plandiff/NAME/old.hcl with new.hcl and
 // renders the changes against want.txt and want.md (go test -update
 // rewrites them). Each case covers one kind of change; glm5 is a
 // realistic pull request on the reference plan.
 func TestDiffGolden(t *testing.T) {
-	dirs, err := filepath.Glob("testdata/diff/*")
+	dirs, err := filepath.Glob("testdata/plandiff/*")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(dirs) < 8 {
-		t.Fatalf("found %d cases in testdata/diff, want at least 8", len(dirs))
+		t.Fatalf("found %d cases in testdata/plandiff, want at least 8", len(dirs))
 	}
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
@@ -109,7 +109,7 @@ func TestDiffHidesSensitive(t *testing.T) {
 // docs/ci.md shows the glm5 case as a sample of what a pull request gets;
 // it must stay what explain --diff prints.
 func TestDiffSampleInDocs(t *testing.T) {
-	want, err := os.ReadFile("testdata/diff/glm5/want.md")
+	want, err := os.ReadFile("testdata/plandiff/glm5/want.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestDiffSampleInDocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(doc), "```markdown\n"+string(want)+"```\n") {
-		t.Errorf("docs/ci.md does not show testdata/diff/glm5/want.md as its sample; copy it there:\n%s", want)
+		t.Errorf("docs/ci.md does not show testdata/plandiff/glm5/want.md as its sample; copy it there:\n%s", want)
 	}
 }
 
