@@ -2,49 +2,27 @@ package views_test
 
 import (
 	"fmt"
-	"log"
-	"os"
 	"time"
 
-	"lockstep/runner/events"
 	"lockstep/runner/records"
 	"lockstep/views"
 )
 
-// `lockstep attempts` reads the records back as data and renders the
-// table of attempts.
+// `lockstep attempts` reads the records back as data (records.Tables)
+// and renders the table of attempts.
 func ExampleAttempts() {
-	root, _ := os.MkdirTemp("", "records")
-	defer os.RemoveAll(root)
-
-	w, err := records.Open(root, "web")
-	if err != nil {
-		log.Fatal(err)
-	}
-	t0 := time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)
-	step := events.Step{Addr: "run.smoke", Kind: "run", Name: "smoke", Count: 1, Target: "local"}
-	for _, e := range []events.Event{
-		{Type: events.AttemptStarted, Time: t0, Start: &events.Start{Note: "first try", Steps: []events.Step{step}}},
-		{Type: events.StepStarted, Time: t0, Step: &step},
-		{Type: events.StepFinished, Time: t0.Add(time.Second), Step: &step, Outcome: &events.Outcome{
-			Status: events.Failed, Reason: "exit status 1", ErrorMessage: "the smoke test failed", Duration: time.Second}},
-		{Type: events.AttemptFinished, Time: t0.Add(time.Second), Outcome: &events.Outcome{
-			Status: events.Failed, Failed: "run.smoke", ErrorMessage: "the smoke test failed", Duration: time.Second}},
-	} {
-		w.Emit(e)
-	}
-	if err := w.Close(); err != nil {
-		log.Fatal(err)
-	}
-
-	atts, err := records.List(root, "web")
-	if err != nil {
-		log.Fatal(err)
-	}
-	table, _ := views.Attempts(records.Tables(atts), views.Text)
+	started := time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)
+	tables := []records.Table{{Plan: "web", KeyMetrics: []string{"requests_per_s"}, Rows: []records.Row{
+		{Plan: "web", Attempt: 1, Started: started, Duration: time.Second, Status: "failed",
+			FailedStep: "run.smoke", Why: "the smoke test failed", Note: "first try"},
+		{Plan: "web", Attempt: 2, Started: started.Add(time.Hour), Duration: 61 * time.Second, Status: "confirmed",
+			Changed: map[string]string{"workers": "8"}, Metrics: map[string]float64{"requests_per_s": 1234.56}},
+	}}}
+	table, _ := views.Attempts(tables, views.Text)
 	fmt.Print(table)
 	// Output:
-	// web: 1 attempt
-	// #  when              took  changed  outcome  failed step  why                    note
-	// 1  2026-11-30 01:00    1s           failed   run.smoke    the smoke test failed  first try
+	// web: 2 attempts
+	// #  when              took  changed    outcome    failed step  why                    note       requests_per_s
+	// 1  2026-11-30 01:00    1s             failed     run.smoke    the smoke test failed  first try
+	// 2  2026-11-30 02:00  1m1s  workers=8  confirmed                                                         1234.6
 }
