@@ -1,8 +1,10 @@
 package views_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -154,5 +156,52 @@ func TestPlanDiffRefusesAnUnknownFormat(t *testing.T) {
 	p := parseSource(t, "p.hcl", `step "run" "a" { command = "a" }`)
 	if _, err := views.PlanDiff(plans.Diff(p, p), 0); err == nil {
 		t.Error("PlanDiff accepted an unknown format")
+	}
+}
+
+// The JSON of a plan diff is its Changes, kinds as words, and of an
+// explanation the Explanation: what a script reads is what the text says.
+func TestJSONIsTheData(t *testing.T) {
+	old := parseSource(t, "old.hcl", `step "run" "a" { command = "a" }`)
+	new := parseSource(t, "new.hcl", `
+step "run" "a" {
+  command = "a"
+  timeout = "5s"
+}
+step "assert" "b" {
+  postcondition { condition = true }
+}
+`)
+	out, err := views.PlanDiff(plans.Diff(old, new), views.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		Steps []struct {
+			Addr    string `json:"addr"`
+			Kind    string `json:"kind"`
+			Changes []struct{ Kind, What, Old, New string }
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if len(c.Steps) != 2 || c.Steps[0].Kind != "changed" || c.Steps[1].Kind != "added" || c.Steps[1].Addr != "assert.b" {
+		t.Fatalf("steps %+v", c.Steps)
+	}
+	if ch := c.Steps[0].Changes; len(ch) != 1 || ch[0].What != "timeout" || !strings.HasSuffix(ch[0].Old, " (default)") || ch[0].New != "5s" {
+		t.Errorf("run.a changes %+v", ch)
+	}
+
+	out, err = views.Explain(plans.Explain(new, nil), views.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x plans.Explanation
+	if err := json.Unmarshal([]byte(out), &x); err != nil {
+		t.Fatal(err)
+	}
+	if want := plans.Explain(new, nil); !reflect.DeepEqual(x, want) {
+		t.Errorf("explain json reads back as\n%+v\nwant\n%+v", x, want)
 	}
 }
