@@ -457,3 +457,10 @@ func quote(s string) string { return fmt.Sprintf("%q", s) }
 func indentMore(s, pad string) string {
 	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+pad)
 }
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
