@@ -19,6 +19,8 @@
 //     (--json), Lines (plain lines for pipes and CI) and Live (a terminal,
 //     the step in progress redrawn in place).
 //
+// The subpackage charts draws a report's charts as SVG from plain data.
+//
 // What the world wrote (a log line, a value a probe read) goes through
 // terminal.Printable before it is shown; sensitive values arrive already
 // redacted, as (sensitive), and are never recovered here.
