@@ -17,7 +17,8 @@
 //     show, and shares show's lines.
 //   - Run views, fed the runner's events as they come (run.go): JSONLines
 //     (--json), Lines (plain lines for pipes and CI) and Live (a terminal,
-//     the step in progress redrawn in place).
+//     the step in progress redrawn in place). ProgressOf is the same
+//     events as a client's progress bar (the MCP server's notifications).
 //
 // The subpackage charts draws a report's charts as SVG from plain data.
 //

@@ -101,3 +101,28 @@ func TestViewsPrintNoRawControls(t *testing.T) {
 		clean(t, out.String())
 	})
 }
+
+// A client's progress bar counts steps, a step's fraction in between; a
+// step's end says why it failed, without the raw controls a server wrote.
+func TestProgressOf(t *testing.T) {
+	st := &events.Step{Addr: "wait.ready", Kind: "wait", Index: 1, Count: 4}
+	quarter := 0.25
+	for _, c := range []struct {
+		e    events.Event
+		want Progress
+		ok   bool
+	}{
+		{events.Event{Type: events.StepStarted, Step: st}, Progress{1, 4, "step 2/4 wait.ready: started"}, true},
+		{events.Event{Type: events.Progressed, Step: st, Progress: &events.Progress{Fraction: &quarter}}, Progress{1.25, 4, "step 2/4 wait.ready: 25%"}, true},
+		{events.Event{Type: events.Progressed, Step: st, Progress: &events.Progress{Done: 3}}, Progress{}, false},
+		{events.Event{Type: events.StepFinished, Step: st, Outcome: &events.Outcome{Status: events.Failed, Reason: "probe.log.text = \"\x1b[31mTraceback\x1b[0m\""}},
+			Progress{2, 4, `step 2/4 wait.ready: failed (probe.log.text = "Traceback")`}, true},
+		{events.Event{Type: events.AttemptFinished, Plan: "p", Attempt: 3, Outcome: &events.Outcome{Status: events.Confirmed}}, Progress{0, 0, "attempt 3 of p: confirmed"}, true},
+		{events.Event{Type: events.Observed, Step: st}, Progress{}, false},
+	} {
+		got, ok := ProgressOf(c.e)
+		if got != c.want || ok != c.ok {
+			t.Errorf("%s: got %+v %v, want %+v %v", c.e.Type, got, ok, c.want, c.ok)
+		}
+	}
+}
