@@ -64,8 +64,7 @@ type Error struct {
 	Err error
 
 	// A ShareGPT problem is placed by its byte offset, its line found
-	// after the read (locate): at offset, or in the value after offset
-	// (where its syntax goes wrong, else where it starts).
+	// after the read (locate).
 	offset int64
 	place  placement
 }
@@ -73,9 +72,10 @@ type Error struct {
 type placement int8
 
 const (
-	unplaced placement = iota
-	atOffset
-	inValueAfter
+	unplaced    placement = iota
+	atOffset              // at offset
+	valueAfter            // where the value after offset starts
+	syntaxAfter           // where the value after offset goes wrong
 )
 
 func (e *Error) Error() string {
@@ -384,8 +384,8 @@ func parseLine(b []byte, c *Config) (cv convo, ok bool, e *Error) {
 	}
 	switch {
 	case m["prompt"] != nil:
-		var text string
-		if err := json.Unmarshal(m["prompt"], &text); err != nil {
+		text, ok := jsonString(m["prompt"])
+		if !ok {
 			return cv, false, &Error{Msg: `"prompt" must be a string`}
 		}
 		if strings.TrimSpace(text) == "" {
@@ -425,7 +425,7 @@ func wholeNumber(m map[string]json.RawMessage, key string) (int, error) {
 		return 0, nil
 	}
 	var num json.Number
-	if err := json.Unmarshal(raw, &num); err != nil {
+	if err := json.Unmarshal(raw, &num); err != nil || len(raw) == 0 || raw[0] == '"' {
 		return 0, fmt.Errorf("%q must be a number of tokens, not %s", key, clip(raw))
 	}
 	n, err := strconv.Atoi(num.String())
@@ -436,6 +436,15 @@ func wholeNumber(m map[string]json.RawMessage, key string) (int, error) {
 		return 0, fmt.Errorf("%q is %d; it must be from 1 to %d", key, n, MaxPromptTokens)
 	}
 	return n, nil
+}
+
+// jsonString reads raw as a JSON string; null is not one.
+func jsonString(raw json.RawMessage) (string, bool) {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
 }
 
 // clip shows a JSON value in an error, shortened.
@@ -479,8 +488,8 @@ func checkMessages(raw json.RawMessage) (tokens int, msg string) {
 		return 0, `"messages" is empty`
 	}
 	for i, m := range msgs {
-		var role string
-		if m == nil || json.Unmarshal(m["role"], &role) != nil || role == "" {
+		role, ok := jsonString(m["role"])
+		if m == nil || !ok || role == "" {
 			return 0, fmt.Sprintf(`message %d has no "role" (a string such as "user")`, i+1)
 		}
 		var content any
@@ -526,6 +535,9 @@ func readShareGPT(ctx context.Context, r io.Reader, base int64, path string, c *
 		if err := dec.Decode(&raw); err != nil {
 			return errors.Join(append(errs, streamError(path, k, before, err))...)
 		}
+		if len(raw) > MaxRecordBytes {
+			return errors.Join(append(errs, streamError(path, k, before, errRecordTooLarge))...)
+		}
 		d.records++
 		cv, id, msg := parseShareGPT(raw, c)
 		if msg != "" {
@@ -547,7 +559,7 @@ func readShareGPT(ctx context.Context, r io.Reader, base int64, path string, c *
 	}
 	end := base + dec.InputOffset()
 	if _, err := dec.Token(); err != io.EOF {
-		errs = append(errs, &Error{Path: path, Msg: "more after the array's closing ]: a ShareGPT file is one JSON array", offset: end, place: inValueAfter})
+		errs = append(errs, &Error{Path: path, Msg: "more after the array's closing ]: a ShareGPT file is one JSON array", offset: end, place: valueAfter})
 	}
 	return errors.Join(errs...)
 }
@@ -559,13 +571,13 @@ func streamError(path string, k int, before int64, err error) error {
 	var se *json.SyntaxError
 	switch {
 	case errors.Is(err, errRecordTooLarge):
-		return &Error{Path: path, Conversation: k, Msg: fmt.Sprintf("longer than %d MiB, the limit", MaxRecordBytes>>20), offset: before, place: inValueAfter}
+		return &Error{Path: path, Conversation: k, Msg: fmt.Sprintf("longer than %d MiB, the limit", MaxRecordBytes>>20), offset: before, place: valueAfter}
 	case errors.Is(err, errFileTooLarge):
 		return &Error{Path: path, Msg: fmt.Sprintf("the file is larger than %d MiB, the limit: sample it", MaxDatasetBytes>>20)}
 	case errors.As(err, &se):
-		return &Error{Path: path, Conversation: k, Msg: fmt.Sprintf("not JSON: %v", se), offset: before, place: inValueAfter}
+		return &Error{Path: path, Conversation: k, Msg: fmt.Sprintf("not JSON: %v", se), offset: before, place: syntaxAfter}
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		return &Error{Path: path, Conversation: k, Msg: "the file ends inside the array: is it cut short?", offset: before, place: inValueAfter}
+		return &Error{Path: path, Conversation: k, Msg: "the file ends inside the array: is it cut short?", offset: before, place: valueAfter}
 	}
 	return &Error{Path: path, Msg: "cannot read the dataset", Err: err}
 }
@@ -627,8 +639,8 @@ var speakers = map[string]string{
 // after it, is not kept (the history would have a gap); nor are turns
 // past c.Turns. Every message is checked all the same.
 func parseMessages(raw json.RawMessage, c *Config) (cv convo, msg string) {
-	var msgs []map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &msgs); err != nil {
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil {
 		return cv, `"conversations" must be a list of {"from": "human" or "gpt", "value": "..."} messages`
 	}
 	var system, asked []string
@@ -644,24 +656,26 @@ func parseMessages(raw json.RawMessage, c *Config) (cv convo, msg string) {
 		}
 		asked, reply, replied = nil, 0, false
 	}
-	for i, m := range msgs {
-		if m == nil {
+	for i, item := range list {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(item, &m) != nil || m == nil {
 			return cv, fmt.Sprintf(`message %d must be an object {"from": ..., "value": ...}`, i+1)
 		}
 		if got, want := misspelt(m, []string{"from", "value"}); got != "" {
 			return cv, fmt.Sprintf(`message %d: %q is not a ShareGPT field; did you mean %q?`, i+1, got, want)
 		}
-		var from, value string
 		if _, ok := m["from"]; !ok {
 			return cv, fmt.Sprintf(`message %d has no "from" (who speaks: "human" or "gpt")`, i+1)
 		}
-		if json.Unmarshal(m["from"], &from) != nil {
+		from, ok := jsonString(m["from"])
+		if !ok {
 			return cv, fmt.Sprintf(`message %d: "from" must be a string such as "human" or "gpt", not %s`, i+1, clip(m["from"]))
 		}
 		if _, ok := m["value"]; !ok {
 			return cv, fmt.Sprintf(`message %d has no "value" (its text)`, i+1)
 		}
-		if json.Unmarshal(m["value"], &value) != nil {
+		value, ok := jsonString(m["value"])
+		if !ok {
 			return cv, fmt.Sprintf(`message %d: "value" must be a string, not %s`, i+1, clip(m["value"]))
 		}
 		switch speakers[strings.ToLower(from)] {
@@ -696,7 +710,10 @@ func parseMessages(raw json.RawMessage, c *Config) (cv convo, msg string) {
 // exactly (in a stream its offsets drift).
 func locate(f *os.File, errs []*Error) {
 	for _, e := range errs {
-		if e.place == inValueAfter {
+		switch e.place {
+		case valueAfter:
+			e.offset = valueStart(f, e.offset)
+		case syntaxAfter:
 			e.offset = syntaxOffset(f, e.offset)
 		}
 	}
@@ -722,22 +739,32 @@ func locate(f *os.File, errs []*Error) {
 	}
 }
 
-// syntaxOffset is where the JSON value after byte offset from goes
-// wrong, else where it starts.
-func syntaxOffset(f *os.File, from int64) int64 {
-	r := bufio.NewReader(io.NewSectionReader(f, from, MaxRecordBytes+1<<20))
+// valueStart is where the JSON value after byte offset from starts:
+// past the blanks and the comma before it.
+func valueStart(f *os.File, from int64) int64 {
+	_, skipped := skipSeparators(bufio.NewReader(io.NewSectionReader(f, from, 1<<20)))
+	return from + skipped
+}
+
+func skipSeparators(r *bufio.Reader) (*bufio.Reader, int64) {
 	skipped := int64(0)
 	for {
 		b, err := r.ReadByte()
 		if err != nil {
-			return from
+			return r, skipped
 		}
 		if !strings.ContainsRune(" \t\r\n,", rune(b)) {
 			r.UnreadByte()
-			break
+			return r, skipped
 		}
 		skipped++
 	}
+}
+
+// syntaxOffset is where the JSON value after byte offset from goes
+// wrong, else where it starts.
+func syntaxOffset(f *os.File, from int64) int64 {
+	r, skipped := skipSeparators(bufio.NewReader(io.NewSectionReader(f, from, MaxRecordBytes+1<<20)))
 	var raw json.RawMessage
 	err := json.NewDecoder(r).Decode(&raw)
 	var se *json.SyntaxError

@@ -272,10 +272,14 @@ func (c *Conversation) Turns() int { return c.turns }
 // Next returns the conversation's next turn, or false when it has none
 // left. After the first, a turn follows only once Answer has given the
 // server's answer to the one before: a turn left unanswered (its
-// request failed) ends the conversation, since the history its next
-// turn would send was never the server's.
+// request failed) ends the conversation for good, since the history its
+// next turn would send was never the server's.
 func (c *Conversation) Next() (Request, bool) {
-	if c.turn >= c.turns || c.waiting || c.err != nil {
+	if c.waiting {
+		// The last turn failed: the conversation ends there.
+		c.turn, c.waiting, c.hist = c.turns, false, nil
+	}
+	if c.turn >= c.turns || c.err != nil {
 		return Request{}, false
 	}
 	req := Request{Conversation: c.index, Turn: c.turn, Turns: c.turns, MaxTokens: c.w.cfg.MaxTokens}
