@@ -602,15 +602,24 @@ func (w *recordWindow) Read(p []byte) (int, error) {
 // parseShareGPT reads one conversation of a ShareGPT file, {"id": ...,
 // "conversations": [...]}.
 func parseShareGPT(raw json.RawMessage, c *Config) (cv convo, id, msg string) {
+	// The common case in one decode; a conversation it does not fit is
+	// read again field by field, for the error that says which.
+	var rec struct {
+		ID            json.RawMessage    `json:"id"`
+		Conversations *[]shareGPTMessage `json:"conversations"`
+	}
+	if json.Unmarshal(raw, &rec) == nil && rec.Conversations != nil && complete(*rec.Conversations) {
+		cv, msg = turnsOf(*rec.Conversations, c)
+		if msg != "" {
+			id = idText(rec.ID)
+		}
+		return cv, id, msg
+	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
 		return cv, "", `a conversation must be a JSON object, {"conversations": [{"from": "human", "value": "..."}, ...]}`
 	}
-	if v, ok := m["id"]; ok {
-		if json.Unmarshal(v, &id) != nil {
-			id = clip(v)
-		}
-	}
+	id = idText(m["id"])
 	conv, ok := m["conversations"]
 	if !ok {
 		if got, _ := misspelt(m, []string{"conversations"}); got != "" {
@@ -622,6 +631,33 @@ func parseShareGPT(raw json.RawMessage, c *Config) (cv convo, id, msg string) {
 	return cv, id, msg
 }
 
+// idText shows a conversation's "id" in an error.
+func idText(raw json.RawMessage) string {
+	if raw == nil {
+		return ""
+	}
+	if s, ok := jsonString(raw); ok {
+		return s
+	}
+	return clip(raw)
+}
+
+// shareGPTMessage is one message of a ShareGPT conversation; a field
+// missing, null or not a string is nil.
+type shareGPTMessage struct {
+	From  *string `json:"from"`
+	Value *string `json:"value"`
+}
+
+func complete(msgs []shareGPTMessage) bool {
+	for _, m := range msgs {
+		if m.From == nil || m.Value == nil {
+			return false
+		}
+	}
+	return true
+}
+
 // speakers maps ShareGPT's "from" values, the original's and those of
 // the datasets made like it, to chat roles.
 var speakers = map[string]string{
@@ -630,32 +666,18 @@ var speakers = map[string]string{
 	"system": "system",
 }
 
-// parseMessages reads a ShareGPT message list into turns. A turn is the
-// human messages in a row (joined) and the replies that follow them,
-// whose estimated length is the turn's max_tokens, as bench_serving
-// takes its output lengths from the gpt turns. System messages are sent
-// first, joined; replies before the first human message answer nothing
-// and are dropped. A turn with no reply or an empty side, and every one
-// after it, is not kept (the history would have a gap); nor are turns
-// past c.Turns. Every message is checked all the same.
+// parseMessages reads a ShareGPT message list into turns (turnsOf),
+// checking each message.
 func parseMessages(raw json.RawMessage, c *Config) (cv convo, msg string) {
+	var fast []shareGPTMessage
+	if json.Unmarshal(raw, &fast) == nil && complete(fast) {
+		return turnsOf(fast, c)
+	}
 	var list []json.RawMessage
 	if err := json.Unmarshal(raw, &list); err != nil {
 		return cv, `"conversations" must be a list of {"from": "human" or "gpt", "value": "..."} messages`
 	}
-	var system, asked []string
-	reply, replied, cut := 0, false, false
-	emit := func() {
-		text := strings.Join(asked, "\n\n")
-		switch {
-		case cut:
-		case strings.TrimSpace(text) == "" || reply == 0:
-			cut = true
-		case len(cv.turns) < max(c.Turns, 1):
-			cv.turns = append(cv.turns, turn{text: text, outTokens: min(reply, MaxPromptTokens)})
-		}
-		asked, reply, replied = nil, 0, false
-	}
+	msgs := make([]shareGPTMessage, len(list))
 	for i, item := range list {
 		var m map[string]json.RawMessage
 		if json.Unmarshal(item, &m) != nil || m == nil {
@@ -678,6 +700,35 @@ func parseMessages(raw json.RawMessage, c *Config) (cv convo, msg string) {
 		if !ok {
 			return cv, fmt.Sprintf(`message %d: "value" must be a string, not %s`, i+1, clip(m["value"]))
 		}
+		msgs[i] = shareGPTMessage{&from, &value}
+	}
+	return turnsOf(msgs, c)
+}
+
+// turnsOf groups a conversation's messages into turns. A turn is the
+// human messages in a row (joined) and the replies that follow them,
+// whose estimated length is the turn's max_tokens, as bench_serving
+// takes its output lengths from the gpt turns. System messages are sent
+// first, joined; replies before the first human message answer nothing
+// and are dropped. A turn with no reply or an empty side, and every one
+// after it, is not kept (the history would have a gap); nor are turns
+// past c.Turns. Every message's speaker is checked all the same.
+func turnsOf(msgs []shareGPTMessage, c *Config) (cv convo, msg string) {
+	var system, asked []string
+	reply, replied, cut := 0, false, false
+	emit := func() {
+		text := strings.Join(asked, "\n\n")
+		switch {
+		case cut:
+		case strings.TrimSpace(text) == "" || reply == 0:
+			cut = true
+		case len(cv.turns) < max(c.Turns, 1):
+			cv.turns = append(cv.turns, turn{text: text, outTokens: min(reply, MaxPromptTokens)})
+		}
+		asked, reply, replied = nil, 0, false
+	}
+	for i, m := range msgs {
+		from, value := *m.From, *m.Value
 		switch speakers[strings.ToLower(from)] {
 		case "system":
 			if strings.TrimSpace(value) != "" {
@@ -689,12 +740,12 @@ func parseMessages(raw json.RawMessage, c *Config) (cv convo, msg string) {
 			}
 			asked = append(asked, value)
 		case "assistant":
-			if len(asked) > 0 {
+			if len(asked) > 0 && !cut {
 				reply += EstimateTokens(value)
 				replied = true
 			}
 		default:
-			return cv, fmt.Sprintf(`message %d: "from" is %q; ShareGPT speakers are "human" (or "user"), "gpt" (or "assistant", "chatgpt", "bing", "bard", "model") and "system"`, i+1, from)
+			return convo{}, fmt.Sprintf(`message %d: "from" is %q; ShareGPT speakers are "human" (or "user"), "gpt" (or "assistant", "chatgpt", "bing", "bard", "model") and "system"`, i+1, from)
 		}
 	}
 	if replied {
