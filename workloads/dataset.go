@@ -139,6 +139,10 @@ func (c *capReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+func fileTooLarge(path string) *Error {
+	return &Error{Path: path, Msg: fmt.Sprintf("the file is larger than %d MiB, the limit: sample it (JSON lines: head -n)", MaxDatasetBytes>>20)}
+}
+
 // dataset is what reading a dataset file found.
 type dataset struct {
 	convos           []convo
@@ -159,7 +163,7 @@ func readDataset(ctx context.Context, c *Config) (*dataset, error) {
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxDatasetBytes {
-		return nil, &Error{Path: path, Msg: fmt.Sprintf("the file is %d MiB, more than %d MiB, the limit: sample it (for JSONL, head -n)", st.Size()>>20, MaxDatasetBytes>>20)}
+		return nil, fileTooLarge(path)
 	}
 	br := bufio.NewReaderSize(&capReader{r: f, left: MaxDatasetBytes}, 64<<10)
 	head, _ := br.Peek(br.Size())
@@ -335,7 +339,7 @@ func readJSONL(ctx context.Context, r io.Reader, path string, c *Config, d *data
 		case errors.Is(err, bufio.ErrTooLong):
 			err = &Error{Path: path, Line: line + 1, Msg: fmt.Sprintf("the line is longer than %d MiB, the limit", MaxRecordBytes>>20)}
 		case errors.Is(err, errFileTooLarge):
-			err = &Error{Path: path, Msg: fmt.Sprintf("the file is larger than %d MiB, the limit: sample it (head -n)", MaxDatasetBytes>>20)}
+			err = fileTooLarge(path)
 		default:
 			err = &Error{Path: path, Line: line + 1, Msg: "cannot read the dataset", Err: err}
 		}
@@ -573,7 +577,7 @@ func streamError(path string, k int, before int64, err error) error {
 	case errors.Is(err, errRecordTooLarge):
 		return &Error{Path: path, Conversation: k, Msg: fmt.Sprintf("longer than %d MiB, the limit", MaxRecordBytes>>20), offset: before, place: valueAfter}
 	case errors.Is(err, errFileTooLarge):
-		return &Error{Path: path, Msg: fmt.Sprintf("the file is larger than %d MiB, the limit: sample it", MaxDatasetBytes>>20)}
+		return fileTooLarge(path)
 	case errors.As(err, &se):
 		return &Error{Path: path, Conversation: k, Msg: fmt.Sprintf("not JSON: %v", se), offset: before, place: syntaxAfter}
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
