@@ -194,7 +194,7 @@ func readDataset(ctx context.Context, c *Config) (*dataset, error) {
 	s := newSampler(c)
 	if format == ShareGPT {
 		br.Discard(skip)
-		err = readShareGPT(ctx, br, int64(skip), path, c, d, s)
+		err = readShareGPT(ctx, br, f, int64(skip), path, c, d, s)
 		var placed []*Error
 		for _, e := range unjoin(err) {
 			if de, ok := e.(*Error); ok && de.place != unplaced {
@@ -521,8 +521,10 @@ func checkMessages(raw json.RawMessage) (tokens int, msg string) {
 
 // readShareGPT reads a JSON array of conversations as a stream: one
 // conversation at a time is decoded, checked and kept or dropped.
-// Offsets are from the start of the file, where r is at base.
-func readShareGPT(ctx context.Context, r io.Reader, base int64, path string, c *Config, d *dataset, s *sampler) error {
+// Offsets are from the start of the file, where r is at base; file
+// gives a conversation's bytes again when it must be read field by
+// field for its error.
+func readShareGPT(ctx context.Context, r io.Reader, file io.ReaderAt, base int64, path string, c *Config, d *dataset, s *sampler) error {
 	w := &recordWindow{r: r}
 	dec := json.NewDecoder(w)
 	w.dec = dec
@@ -535,17 +537,36 @@ func readShareGPT(ctx context.Context, r io.Reader, base int64, path string, c *
 			return fmt.Errorf("reading %s: %w", path, err)
 		}
 		before := base + dec.InputOffset()
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
+		// The common case is decoded straight from the stream; a
+		// conversation that does not fit is read again, field by field,
+		// for the error that says which.
+		var rec shareGPTRecord
+		err := dec.Decode(&rec)
+		var te *json.UnmarshalTypeError
+		if err != nil && !errors.As(err, &te) {
 			return errors.Join(append(errs, streamError(path, k, before, err))...)
 		}
-		if len(raw) > MaxRecordBytes {
+		after := base + dec.InputOffset()
+		if after-before > MaxRecordBytes {
 			return errors.Join(append(errs, streamError(path, k, before, errRecordTooLarge))...)
 		}
 		d.records++
-		cv, id, msg := parseShareGPT(raw, c)
+		var cv convo
+		var id, msg string
+		start := before
+		if err == nil && rec.Conversations != nil && complete(*rec.Conversations) {
+			if cv, msg = turnsOf(*rec.Conversations, c); msg != "" {
+				id = idText(rec.ID)
+			}
+		} else {
+			var raw []byte
+			if raw, start, err = recordAt(file, before, after); err != nil {
+				return errors.Join(append(errs, &Error{Path: path, Conversation: k, Msg: "cannot read the dataset", Err: err})...)
+			}
+			cv, id, msg = parseShareGPT(raw, c)
+		}
 		if msg != "" {
-			e := &Error{Path: path, Conversation: k, ID: id, Msg: msg, offset: base + dec.InputOffset() - int64(len(raw)), place: atOffset}
+			e := &Error{Path: path, Conversation: k, ID: id, Msg: msg, offset: start, place: valueAfter}
 			if errs = append(errs, e); len(errs) == maxErrors {
 				return errors.Join(errs...)
 			}
@@ -566,6 +587,17 @@ func readShareGPT(ctx context.Context, r io.Reader, base int64, path string, c *
 		errs = append(errs, &Error{Path: path, Msg: "more after the array's closing ]: a ShareGPT file is one JSON array", offset: end, place: valueAfter})
 	}
 	return errors.Join(errs...)
+}
+
+// recordAt reads the value between byte offsets before and after of
+// file again, without the separators before it, and where it starts.
+func recordAt(file io.ReaderAt, before, after int64) ([]byte, int64, error) {
+	b := make([]byte, after-before)
+	if _, err := file.ReadAt(b, before); err != nil {
+		return nil, 0, err
+	}
+	trimmed := bytes.TrimLeft(b, " \t\r\n,")
+	return trimmed, before + int64(len(b)-len(trimmed)), nil
 }
 
 // streamError is the error of decoding conversation k, which starts
@@ -604,21 +636,9 @@ func (w *recordWindow) Read(p []byte) (int, error) {
 }
 
 // parseShareGPT reads one conversation of a ShareGPT file, {"id": ...,
-// "conversations": [...]}.
+// "conversations": [...]}, field by field: for a conversation that
+// shareGPTRecord does not fit, to say why.
 func parseShareGPT(raw json.RawMessage, c *Config) (cv convo, id, msg string) {
-	// The common case in one decode; a conversation it does not fit is
-	// read again field by field, for the error that says which.
-	var rec struct {
-		ID            json.RawMessage    `json:"id"`
-		Conversations *[]shareGPTMessage `json:"conversations"`
-	}
-	if json.Unmarshal(raw, &rec) == nil && rec.Conversations != nil && complete(*rec.Conversations) {
-		cv, msg = turnsOf(*rec.Conversations, c)
-		if msg != "" {
-			id = idText(rec.ID)
-		}
-		return cv, id, msg
-	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
 		return cv, "", `a conversation must be a JSON object, {"conversations": [{"from": "human", "value": "..."}, ...]}`
@@ -644,6 +664,13 @@ func idText(raw json.RawMessage) string {
 		return s
 	}
 	return clip(raw)
+}
+
+// shareGPTRecord is one conversation of a ShareGPT file as the common
+// case has it.
+type shareGPTRecord struct {
+	ID            json.RawMessage    `json:"id"`
+	Conversations *[]shareGPTMessage `json:"conversations"`
 }
 
 // shareGPTMessage is one message of a ShareGPT conversation; a field

@@ -281,6 +281,8 @@ func TestBadDatasets(t *testing.T) {
 				`:10:1: conversation 9: message 1: "valeu" is not a ShareGPT field; did you mean "value"?`,
 				`:11:1: conversation 10: message 1 must be an object {"from": ..., "value": ...}`,
 			}},
+		{"sharegpt speaker", "[\n  {\"id\": \"ok\", \"conversations\": [{\"from\": \"human\", \"value\": \"Q\"}, {\"from\": \"gpt\", \"value\": \"r\"}]},\n  {\"id\": \"x\", \"conversations\": [{\"from\": \"human\", \"value\": \"Q\"}, {\"from\": \"robot\", \"value\": \"r\"}]}\n]", workloads.Config{},
+			[]string{`:3:3: conversation 2 (id "x"): message 2: "from" is "robot"; ShareGPT speakers are "human" (or "user"), "gpt" (or "assistant", "chatgpt", "bing", "bard", "model") and "system"`}},
 		{"sharegpt trailing data", `[{"conversations": [{"from": "human", "value": "Q"}, {"from": "gpt", "value": "r"}]}]` + "\n\n  {}", workloads.Config{},
 			[]string{`:3:3: more after the array's closing ]: a ShareGPT file is one JSON array`}},
 		{"sharegpt nothing to send", `[{"conversations": [{"from": "human", "value": "Q"}]}, {"conversations": []}]`, workloads.Config{},
