@@ -546,20 +546,17 @@ func (s *stepRun) noteInput(red *redactor, expr hcl.Expression, ectx *hcl.EvalCo
 
 // command builds the step's command from command, env and workdir.
 func (s *stepRun) command() (targets.Command, string, error) {
-	ectx := s.evalContext(s.r.o.Scope)
-	line, shown, err := s.evalString(s.st.Command, ectx)
+	cc, ok := s.cfg.(steps.CommandConfig)
+	if !ok {
+		return targets.Command{}, "", fmt.Errorf("a %s step runs no command", s.st.Kind)
+	}
+	// The command runs as its kind decoded it; evaluated again only to
+	// show it (sensitive parts as shown) and to teach the redactor.
+	_, shown, err := s.evalString(s.st.Command, s.evalContext(s.r.o.Scope))
 	if err != nil {
 		return targets.Command{}, "", fmt.Errorf("command: %w", err)
 	}
-	env, err := evalEnvMap(s.st.Env, ectx)
-	if err != nil {
-		return targets.Command{}, "", fmt.Errorf("env: %w", err)
-	}
-	dir, _, err := evalText(s.st.Workdir, ectx)
-	if err != nil {
-		return targets.Command{}, "", fmt.Errorf("workdir: %w", err)
-	}
-	return targets.Command{Line: line, Env: env, Dir: dir}, shown, nil
+	return cc.Cmd(), shown, nil
 }
 
 // act does the step's action, as its kind says (steps.Config.Act). done
@@ -689,18 +686,17 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 	if err != nil {
 		return s.errored(err), true
 	}
-	logPath, shownLog, err := s.evalString(s.st.Log, s.evalContext(s.r.o.Scope))
+	cfg := s.cfg.(*steps.LaunchConfig)
+	_, shownLog, err := s.evalString(s.st.Log, s.evalContext(s.r.o.Scope))
 	if err != nil {
 		return s.errored(fmt.Errorf("log: %w", err)), true
 	}
+	logPath := cfg.Log
 	if logPath == "" {
 		logPath = s.r.defaultLog(s.st)
 		shownLog = logPath
 	}
-	pidfile, _, err := evalText(s.st.Pidfile, s.evalContext(s.r.o.Scope))
-	if err != nil {
-		return s.errored(fmt.Errorf("pidfile: %w", err)), true
-	}
+	pidfile := cfg.Pidfile
 	marks := s.marks(ctx)
 	moved, proc, err := s.startFresh(ctx, cmd, logPath)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"lockstep/runner/events"
 	"lockstep/schema"
+	"lockstep/targets"
 )
 
 // Kind is one kind of step: its name and doc, the config it decodes a
@@ -301,6 +302,28 @@ func article(word string) string {
 type commandAttrs struct {
 	Env     map[string]string `hcl:"env" doc:"environment variables for the command, a map of strings"`
 	Workdir string            `hcl:"workdir" doc:"directory the command runs in" default:"the target's workdir"`
+}
+
+// CommandConfig is the config of a kind whose action is a command (run,
+// launch, a benchmark's command): the command as decoded, which the
+// action runs.
+type CommandConfig interface {
+	Config
+	Cmd() targets.Command
+}
+
+var (
+	_ CommandConfig = (*RunConfig)(nil)
+	_ CommandConfig = (*LaunchConfig)(nil)
+	_ CommandConfig = (*BenchmarkConfig)(nil)
+)
+
+func (c *RunConfig) Cmd() targets.Command       { return c.commandAttrs.cmd(c.Command) }
+func (c *LaunchConfig) Cmd() targets.Command    { return c.commandAttrs.cmd(c.Command) }
+func (c *BenchmarkConfig) Cmd() targets.Command { return c.commandAttrs.cmd(c.Command) }
+
+func (a commandAttrs) cmd(line string) targets.Command {
+	return targets.Command{Line: line, Env: a.Env, Dir: a.Workdir}
 }
 
 // noCommand is what a kind that runs no command says of the attributes
