@@ -18,16 +18,16 @@ import (
 // The limits a plan keeps to, declared in package limits (where each is
 // documented) so that the probes and loads apply them too.
 const (
-	MaxPlanBytes = limits.MaxPlanBytes
-	MaxVarFileBytes = limits.MaxVarFileBytes
+	MaxPlanBytes     = limits.MaxPlanBytes
+	MaxVarFileBytes  = limits.MaxVarFileBytes
 	MaxVarValueBytes = limits.MaxVarValueBytes
-	MaxNesting = limits.MaxNesting
-	MaxNumberLength = limits.MaxNumberLength
-	MaxStringBytes = limits.MaxStringBytes
-	MaxLocalsBytes = limits.MaxLocalsBytes
-	MaxElements = limits.MaxElements
-	MaxFormatWidth = limits.MaxFormatWidth
-	MaxRange = limits.MaxRange
+	MaxNesting       = limits.MaxNesting
+	MaxNumberLength  = limits.MaxNumberLength
+	MaxStringBytes   = limits.MaxStringBytes
+	MaxLocalsBytes   = limits.MaxLocalsBytes
+	MaxElements      = limits.MaxElements
+	MaxFormatWidth   = limits.MaxFormatWidth
+	MaxRange         = limits.MaxRange
 )
 
 // A number is held to the range of a 64-bit float: beyond it printing
