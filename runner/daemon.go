@@ -50,7 +50,7 @@ type launched struct {
 	pidfileOK bool
 
 	// marks are the files later probes read since this launch, as they
-	// were before it started (steps.Mark keys).
+	// were before it started (probes.Mark keys).
 	marks map[string]targets.FileInfo
 }
 
