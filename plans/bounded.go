@@ -12,7 +12,7 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 	"github.com/zclconf/go-cty/cty/function"
 
-	"lockstep/schema"
+	"lockstep/limits"
 )
 
 // bounded wraps a function so that it keeps to the limits: text given
@@ -349,13 +349,8 @@ func jsonText(args []cty.Value) error {
 	if !ok {
 		return nil
 	}
-	return CheckJSON([]byte(s[0]))
+	return limits.CheckJSON([]byte(s[0]))
 }
-
-// CheckJSON checks JSON data read into a plan value (jsondecode, a
-// probe's or a command's json output) against the limits that must hold
-// before it is read (schema.CheckJSON).
-func CheckJSON(data []byte) error { return schema.CheckJSON(data) }
 
 // boundOperators makes the arithmetic of a parsed native-syntax tree keep
 // to the number limit: each arithmetic operation's result is checked, as

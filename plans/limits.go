@@ -12,53 +12,22 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
-	"lockstep/schema"
+	"lockstep/limits"
 )
 
-// The limits below bound what a plan and its inputs may hold and what
-// evaluating them may compute, so that no plan makes validate, explain,
-// fmt or run hang or exhaust memory: CI runs validate on plans from pull
-// requests. Each is documented in the README ("Limits").
-//
-// Where the time goes without them: cty numbers are big.Float, so
-// 1e100000000 is cheap to hold but printing it ("${...}s") writes a
-// hundred million digits, which takes minutes (1e-100000 alone takes
-// seconds); reading long text as a number is quadratic in its length;
-// hcl's parser and evaluator recurse once per nesting level, so a
-// deeply nested expression overflows the stack, which Go cannot recover
-// from; and functions such as range, split or replace allocate in
-// proportion to their arguments' values. So numbers are held to what a
-// 64-bit float can hold everywhere a value is made (literals, variables,
-// locals, function results, arithmetic, observed values), text read as a
-// number is short, nesting is shallow, and functions refuse, before they
-// allocate, results beyond a string or element limit.
+// The limits a plan keeps to, declared in package limits (where each is
+// documented) so that the probes and loads apply them too.
 const (
-	// MaxPlanBytes is the size of a plan file. A generated plan of 1,000
-	// steps is 295 KB.
-	MaxPlanBytes = 1 << 20
-	// MaxVarFileBytes is the size of a -var-file.
-	MaxVarFileBytes = 1 << 20
-	// MaxVarValueBytes is the length of a value given with -var or
-	// LOCKSTEP_VAR_NAME.
-	MaxVarValueBytes = 64 << 10
-	// MaxNesting, MaxNumberLength and MaxStringBytes bound what the
-	// kinds read from the world too: they are declared in schema.
-	MaxNesting      = schema.MaxNesting
-	MaxNumberLength = schema.MaxNumberLength
-	MaxStringBytes  = schema.MaxStringBytes
-	// MaxLocalsBytes is what the locals hold together, strings counted by
-	// their length and elements at 16 bytes: many locals each just under
-	// the string limit would otherwise add up without bound.
-	MaxLocalsBytes = 64 << 20
-	// MaxElements is how many elements (of lists, sets, tuples, maps and
-	// objects, nested ones included) one value holds.
-	MaxElements = 100_000
-	// MaxFormatWidth is the largest width or precision in a format verb
-	// (format("%10d", n)).
-	MaxFormatWidth = 1000
-	// MaxRange is how many numbers range makes: go-cty's own limit,
-	// checked first so that the error says it is a limit.
-	MaxRange = 1024
+	MaxPlanBytes     = limits.MaxPlanBytes
+	MaxVarFileBytes  = limits.MaxVarFileBytes
+	MaxVarValueBytes = limits.MaxVarValueBytes
+	MaxNesting       = limits.MaxNesting
+	MaxNumberLength  = limits.MaxNumberLength
+	MaxStringBytes   = limits.MaxStringBytes
+	MaxLocalsBytes   = limits.MaxLocalsBytes
+	MaxElements      = limits.MaxElements
+	MaxFormatWidth   = limits.MaxFormatWidth
+	MaxRange         = limits.MaxRange
 )
 
 // A number is held to the range of a 64-bit float: beyond it printing
@@ -69,12 +38,10 @@ const (
 )
 
 // LimitError is a value, an input or an evaluation beyond one of the
-// limits. It is the Extra of the diagnostics that report one (directly,
-// or through a function call's error), so the runner can fail a step at
-// once rather than wait for a limit to stop being exceeded.
-type LimitError = schema.LimitError
+// limits (limits.Error).
+type LimitError = limits.Error
 
-func limitf(format string, args ...any) *LimitError { return schema.Limitf(format, args...) }
+func limitf(format string, args ...any) *LimitError { return limits.Errorf(format, args...) }
 
 // ExceedsLimit returns the limit error among diags, if any: one reported
 // directly, or a function's or an operator's error that is one.
@@ -97,7 +64,7 @@ func ExceedsLimit(diags hcl.Diagnostics) error {
 		switch d.Expression.(type) {
 		case *hclsyntax.BinaryOpExpr, *hclsyntax.UnaryOpExpr:
 			if strings.Contains(d.Detail, numberRangeText) {
-				return &LimitError{Msg: strings.TrimSuffix(strings.TrimPrefix(d.Detail, "Error during operation: "), ".")}
+				return limits.Errorf("%s", strings.TrimSuffix(strings.TrimPrefix(d.Detail, "Error during operation: "), "."))
 			}
 		}
 	}
@@ -203,7 +170,7 @@ func decimalExponent(f *big.Float) int64 {
 	return int64(math.Floor(float64(exp) * math.Log10(2)))
 }
 
-func size(n int) string { return schema.Size(n) }
+func size(n int) string { return limits.Size(n) }
 
 // limitDiag reports a limit at rng.
 func limitDiag(summary string, err *LimitError, fix string, rng hcl.Range) *hcl.Diagnostic {

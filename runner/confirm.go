@@ -14,6 +14,7 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 
 	"lockstep/plans"
+	"lockstep/probes"
 	"lockstep/runner/events"
 	"lockstep/steps"
 )
@@ -221,7 +222,7 @@ func (s *stepRun) observe(ctx context.Context) {
 // as shown.
 func (s *stepRun) permanent() string {
 	for _, np := range s.probes {
-		if err := s.errs[np.name]; err != nil && steps.Permanent(err) {
+		if err := s.errs[np.name]; err != nil && probes.Permanent(err) {
 			return "probe." + np.name + ": " + s.probeError(np.name)
 		}
 	}

@@ -16,6 +16,6 @@
 // (plans.Scope.StepConfig) and asks the config what to do. This package
 // never imports plans.
 //
-// The probes (probes.go, gpu*.go, follow.go) and the loads' adapter
-// (load*.go) live here too until they move to packages of their own.
+// The benchmark's load adapter (load*.go, attrs.go) lives here too until
+// it moves to the loads package. The probes are in package probes.
 package steps

@@ -166,8 +166,13 @@ type Outcome struct {
 	// explain show a value (timeout "10m", grace "2s"); a sensitive one
 	// is "(sensitive)". Progress is the last value the step's progress
 	// took.
-	Config map[string]string      `json:"config,omitempty"`
-	Stats  map[string]MetricStats `json:"metric_stats,omitempty"`
+	Config map[string]string `json:"config,omitempty"`
+	// Probes is, for each probe of the step, the config it ran with: its
+	// attributes decoded with their defaults, each as the docs show a
+	// default (an attribute showing as "" left out), sensitive values
+	// redacted. It is what explain said beside what ran.
+	Probes map[string]map[string]string `json:"probes,omitempty"`
+	Stats  map[string]MetricStats       `json:"metric_stats,omitempty"`
 	// Requests are a load's per-request records, kept when the load asks
 	// (keep_requests = true).
 	Requests []Request         `json:"requests,omitempty"`
