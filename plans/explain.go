@@ -106,43 +106,38 @@ func (e *explain) step(n int, s *Step) StepExplanation {
 		return x
 	}
 	e.facts = nil
-	switch s.Kind {
-	case "run":
-		e.code("Runs", s.Command)
-	case "launch":
-		e.code("Starts", s.Command)
-		if s.Log != nil {
-			e.code("Log", s.Log)
-		} else {
-			e.field("Log", "a fresh file under .lockstep/")
+	// The action, as the kind words it (steps.Kind.Explain).
+	say := kind.Kind.Explain
+	if say.NoAction != "" {
+		e.field("Action", say.NoAction)
+	}
+	if s.Load != nil {
+		e.field("Load", s.Load.Kind+" load")
+		for _, name := range e.attrOrder(s.Load.Attrs, e.loadAttrNames(s.Load.Kind)) {
+			e.attr(name, s.Load.Attrs[name])
 		}
-		if s.Pidfile != nil {
-			e.code("Follows the daemon named in", s.Pidfile)
+	}
+	if s.Command != nil && say.Command != "" {
+		e.code(say.Command, s.Command)
+	}
+	for _, a := range say.Attrs {
+		if expr, ok := s.Attrs[a.Name]; ok {
+			e.code(a.Label, expr)
+		} else if a.Absent != "" {
+			e.field(a.Label, a.Absent)
 		}
-	case "wait":
-		e.field("Action", "none: polls its probes and conditions")
-	case "assert":
-		e.field("Action", "none: checks its probes and conditions")
-	case "benchmark":
-		if s.Load != nil {
-			e.field("Load", s.Load.Kind+" load")
-			for _, name := range e.attrOrder(s.Load.Attrs, e.loadAttrNames(s.Load.Kind)) {
-				e.attr(name, s.Load.Attrs[name])
+	}
+	if s.Command != nil {
+		for _, m := range s.Metrics {
+			how := "regex " + quote(m.Regex)
+			if m.JSON != "" {
+				how = "json path " + m.JSON
 			}
+			e.field("Metric "+m.Name, how)
 		}
-		if s.Command != nil {
-			e.code("Runs", s.Command)
-			for _, m := range s.Metrics {
-				how := "regex " + quote(m.Regex)
-				if m.JSON != "" {
-					how = "json path " + m.JSON
-				}
-				e.field("Metric "+m.Name, how)
-			}
-		}
-		if s.Repeat > 1 {
-			e.field("Repeats", fmt.Sprintf("%d times (metrics give values, median, min, max, stddev)", s.Repeat))
-		}
+	}
+	if s.Repeat > 1 {
+		e.field("Repeats", fmt.Sprintf("%d times (metrics give values, median, min, max, stddev)", s.Repeat))
 	}
 	if s.Env != nil {
 		e.code("Env", s.Env)

@@ -44,7 +44,10 @@ func launchKind() Kind {
 			"grace":   "Only a launch has a process to watch through a grace period.",
 		},
 		Launches: true,
-		Explain:  Explain{Command: "Starts"},
+		Explain: Explain{Command: "Starts", Attrs: []ExplainAttr{
+			{Name: "log", Label: "Log", Absent: "a fresh file under .lockstep/"},
+			{Name: "pidfile", Label: "Follows the daemon named in"},
+		}},
 	}
 }
 

@@ -51,6 +51,15 @@ type Kind struct {
 type Explain struct {
 	Command  string // "Runs", "Starts"
 	NoAction string // "none: polls its probes and conditions"
+	// Attrs are the kind's own attributes explain tells after the
+	// command, in order.
+	Attrs []ExplainAttr
+}
+
+// ExplainAttr is how explain tells one of a kind's attributes: its label,
+// and what to say when the step leaves it out ("" to say nothing).
+type ExplainAttr struct {
+	Name, Label, Absent string
 }
 
 // Kinds returns the step kinds, in the order docs list them. Each call
