@@ -3,6 +3,9 @@ package records
 import (
 	"slices"
 	"strings"
+
+	"lockstep/schema"
+	"lockstep/steps"
 )
 
 // Metric is one metric of one step in an attempt, labelled by its name,
@@ -60,10 +63,17 @@ func MetricsOf(atts []*Attempt) []Metric {
 // maxKeyMetrics in all.
 const maxKeyMetrics = 4
 
+// measures says whether steps of kind record metrics (self.metrics): a
+// benchmark.
+func measures(kind string) bool {
+	k, ok := steps.Lookup(kind)
+	return ok && slices.ContainsFunc(k.Self, func(o schema.Output) bool { return o.Name == "metrics" })
+}
+
 func KeyMetrics(atts []*Attempt) []Metric {
 	var bench []Metric
 	for _, m := range MetricsOf(atts) {
-		if m.Kind == "benchmark" {
+		if measures(m.Kind) {
 			bench = append(bench, m)
 		}
 	}
