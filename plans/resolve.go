@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
@@ -474,28 +473,6 @@ func (s *Scope) EvalContext(extra map[string]cty.Value) *hcl.EvalContext {
 		vars[k] = v
 	}
 	return &hcl.EvalContext{Variables: vars, Functions: s.funcs}
-}
-
-// Duration evaluates a duration expression (timeout, interval, grace); a
-// nil expression gives def.
-func (s *Scope) Duration(expr hcl.Expression, def time.Duration) (time.Duration, hcl.Diagnostics) {
-	if expr == nil {
-		return def, nil
-	}
-	v, diags := expr.Value(s.EvalContext(nil))
-	if diags.HasErrors() {
-		return def, diags
-	}
-	d, err := durationOf(v, "the duration", false)
-	if err != nil {
-		return def, hcl.Diagnostics{{
-			Severity: hcl.DiagError,
-			Summary:  "Invalid duration",
-			Detail:   err.Error(),
-			Subject:  expr.Range().Ptr(),
-		}}
-	}
-	return d, nil
 }
 
 // StepConfig decodes st's attributes into its kind's config with the

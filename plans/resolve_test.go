@@ -1,6 +1,7 @@
 package plans_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -198,22 +199,28 @@ func TestEvalContextExtraRoots(t *testing.T) {
 	}
 }
 
-func TestDuration(t *testing.T) {
+func TestStepConfigEvaluatesDurations(t *testing.T) {
 	p := mustParse(t, varsPlan)
 	s, _ := p.Resolve(plans.Inputs{Vars: []string{"required=x"}})
-	for src, want := range map[string]time.Duration{`"90s"`: 90 * time.Second, `"1h30m"`: 90 * time.Minute, `"${var.tp}s"`: 8 * time.Second} {
+	timeout := func(src string) (time.Duration, error) {
 		expr, _ := hclParseExpr(t, src)
-		got, diags := s.Duration(expr, time.Minute)
-		if diags.HasErrors() || got != want {
-			t.Errorf("Duration(%s) = %v, %v; want %v", src, got, diags, want)
+		cfg, _, err := s.StepConfig(&plans.Step{Kind: "wait", Attrs: map[string]hcl.Expression{"timeout": expr}}, nil)
+		if err != nil {
+			return 0, err
+		}
+		return time.Duration(cfg.Step().Timeout), nil
+	}
+	for src, want := range map[string]time.Duration{`"90s"`: 90 * time.Second, `"1h30m"`: 90 * time.Minute, `"${var.tp}s"`: 8 * time.Second} {
+		if got, err := timeout(src); err != nil || got != want {
+			t.Errorf("timeout = %s: %v, %v; want %v", src, got, err, want)
 		}
 	}
-	if got, _ := s.Duration(nil, time.Minute); got != time.Minute {
-		t.Errorf("Duration(nil) = %v, want the default", got)
+	if _, err := timeout(`"5d"`); err == nil || !strings.Contains(err.Error(), `"5d" is not a duration`) {
+		t.Errorf(`timeout = "5d": %v`, err)
 	}
-	expr, _ := hclParseExpr(t, `"5d"`)
-	if _, diags := s.Duration(expr, time.Minute); !diags.HasErrors() {
-		t.Error(`Duration("5d") gave no error`)
+	var ee *plans.EvalError
+	if _, err := timeout(`var.nope`); !errors.As(err, &ee) || ee.Attr != "timeout" {
+		t.Errorf("timeout = var.nope: %v, want an EvalError", err)
 	}
 }
 
