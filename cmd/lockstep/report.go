@@ -105,11 +105,7 @@ func parseReport(args []string) (reportArgs, error) {
 	default:
 		return a, fmt.Errorf("unknown format %q (want html or markdown)", a.format)
 	}
-	for _, m := range strings.Split(metrics, ",") {
-		if m = strings.TrimSpace(m); m != "" {
-			a.metrics = append(a.metrics, m)
-		}
-	}
+	a.metrics = metricList(metrics)
 	return a, nil
 }
 
@@ -125,20 +121,8 @@ func runReport(a reportArgs) ([]byte, error) {
 	if len(atts) == 0 {
 		return nil, fmt.Errorf("no attempts of %s to report (records: %s%s)", plan, root, whereToLook(a.records))
 	}
-	if len(a.metrics) > 0 {
-		var known []string
-		for _, m := range records.MetricsOf(atts) {
-			known = append(known, m.Label)
-		}
-		for _, m := range a.metrics {
-			if !slices.Contains(known, m) {
-				hint := ""
-				if s := plans.Suggest(m, known); s != "" {
-					hint = fmt.Sprintf("; did you mean %q?", s)
-				}
-				return nil, usagef("no attempt of %s measured %q%s", plan, m, hint)
-			}
-		}
+	if err := knownMetrics(atts, plan, a.metrics); err != nil {
+		return nil, err
 	}
 	r := records.BuildReport(atts, a.metrics)
 	if a.format == "html" {
@@ -146,4 +130,35 @@ func runReport(a reportArgs) ([]byte, error) {
 	}
 	s, err := views.ReportMarkdown(r)
 	return []byte(s), err
+}
+
+// metricList reads a --metrics flag: labels separated by commas; nil when
+// none are given.
+func metricList(flag string) []string {
+	var out []string
+	for _, m := range strings.Split(flag, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// knownMetrics refuses a metric label no attempt of plan measured, with a
+// did-you-mean: a usage error.
+func knownMetrics(atts []*records.Attempt, plan string, want []string) error {
+	var known []string
+	for _, m := range records.MetricsOf(atts) {
+		known = append(known, m.Label)
+	}
+	for _, m := range want {
+		if !slices.Contains(known, m) {
+			hint := ""
+			if s := plans.Suggest(m, known); s != "" {
+				hint = fmt.Sprintf("; did you mean %q?", s)
+			}
+			return usagef("no attempt of %s measured %q%s", plan, m, hint)
+		}
+	}
+	return nil
 }

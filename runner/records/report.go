@@ -74,13 +74,11 @@ func BuildReport(atts []*Attempt, metrics []string) Report {
 		return r
 	}
 	r.Plan = atts[0].Plan
-	tables := Tables(atts)
+	tables := Tables(atts, metrics)
 	if len(tables) > 0 {
 		r.Table = tables[0]
 	}
-	if metrics == nil {
-		metrics = r.Table.KeyMetrics
-	}
+	metrics = r.Table.KeyMetrics
 	all := MetricsOf(atts)
 	for _, label := range metrics {
 		i := slices.IndexFunc(all, func(m Metric) bool { return m.Label == label })
