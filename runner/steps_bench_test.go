@@ -1,0 +1,100 @@
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"lockstep/plans"
+	"lockstep/runner"
+	"lockstep/runner/events"
+	"lockstep/targets"
+)
+
+// BenchmarkLocalRunSteps measures what a local run step of `true` costs,
+// in plans of 100, 1,000 and 10,000 such steps, beside the anchor: a Go
+// loop that execs `true` as often. ms/step is the run's wall time over its
+// steps; first100 and last100 are the mean time per step of the first and
+// the last hundred steps (from one step's start to the next one's), so a
+// cost that grows with a step's position shows as last100 > first100.
+// Compare in one go:
+//
+//	go test ./runner -run '^$' -bench 'LocalRunSteps' -benchtime 3x
+func BenchmarkLocalRunSteps(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprintf("lockstep/steps=%d", n), func(b *testing.B) {
+			var src strings.Builder
+			src.WriteString("plan \"steps\" {}\n")
+			for i := range n {
+				fmt.Fprintf(&src, "step \"run\" \"s%d\" {\n  command = \"true\"\n}\n", i)
+			}
+			dir := b.TempDir()
+			p, diags := plans.Parse(filepath.Join(dir, "plan.hcl"), []byte(src.String()))
+			if diags.HasErrors() {
+				b.Fatal(diags.Error())
+			}
+			scope, diags := p.Resolve(plans.Inputs{})
+			if diags.HasErrors() {
+				b.Fatal(diags.Error())
+			}
+			local := targets.NewLocal()
+			var first, last time.Duration
+			var total time.Duration
+			for b.Loop() {
+				o := &stepTimes{}
+				start := time.Now()
+				res := runner.Run(context.Background(), runner.Options{
+					Plan: p, Scope: scope, Observer: o, LogDir: dir,
+					Targets: func(string, func(events.Event)) (targets.Target, error) { return local, nil },
+				})
+				total += time.Since(start)
+				if res.Status != events.Confirmed {
+					b.Fatalf("status %s", res.Status)
+				}
+				firstEnd := o.end
+				if n > 100 {
+					firstEnd = o.starts[100]
+				}
+				first += firstEnd.Sub(o.starts[0])
+				last += o.end.Sub(o.starts[len(o.starts)-100])
+			}
+			runs := float64(b.N)
+			b.ReportMetric(float64(total.Microseconds())/1000/runs/float64(n), "ms/step")
+			b.ReportMetric(float64(first.Microseconds())/1000/runs/100, "first100-ms/step")
+			b.ReportMetric(float64(last.Microseconds())/1000/runs/100, "last100-ms/step")
+		})
+	}
+	b.Run("exec-loop", func(b *testing.B) {
+		const n = 1000
+		var total time.Duration
+		for b.Loop() {
+			start := time.Now()
+			for range n {
+				if err := exec.Command("true").Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			total += time.Since(start)
+		}
+		b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N)/n, "ms/step")
+	})
+}
+
+// stepTimes notes when each step started and when the attempt ended.
+type stepTimes struct {
+	starts []time.Time
+	end    time.Time
+}
+
+func (o *stepTimes) Emit(e events.Event) {
+	switch e.Type {
+	case events.StepStarted:
+		o.starts = append(o.starts, e.Time)
+	case events.AttemptFinished:
+		o.end = e.Time
+	}
+}
