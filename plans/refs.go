@@ -418,6 +418,10 @@ func (c *checker) metricRef(tr hcl.Traversal, i int, s *Step, what string, errd 
 		return nil // read whole, or by a key known only when it runs
 	}
 	ref := what + ".metrics." + name
+	bench := "This benchmark"
+	if what != "self" {
+		bench = fmt.Sprintf("%s (at %s)", what, where(s.DeclRange))
+	}
 	var names []string
 	switch {
 	case s.Load != nil:
@@ -435,11 +439,11 @@ func (c *checker) metricRef(tr hcl.Traversal, i int, s *Step, what string, errd 
 		}
 		if len(names) == 0 {
 			return errd("Reference to undeclared metric",
-				fmt.Sprintf("%s reads metric %q, but the benchmark at %s declares no metric blocks, so its metrics are empty. Add metric %q { regex = \"...\" } to read it from the command's output.", ref, name, where(s.DeclRange), name))
+				fmt.Sprintf("%s declares no metric blocks, so it has no metric %q: its metrics are empty. Add metric %q { regex = \"...\" } to it to read one from its command's output.", bench, name, name))
 		}
 		if !slices.Contains(names, name) {
 			return errd("Reference to undeclared metric",
-				fmt.Sprintf("The benchmark at %s declares no metric %q.%s Its metrics are %s.", where(s.DeclRange), name, didYouMean(name, names), strings.Join(names, ", ")))
+				fmt.Sprintf("%s declares no metric %q.%s Its metrics are %s.", bench, name, didYouMean(name, names), strings.Join(names, ", ")))
 		}
 	}
 	field, ok := traversalKey(tr, i+1)
