@@ -1,3 +1,5 @@
+//go:build unix
+
 package runner_test
 
 import (
@@ -6,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +24,10 @@ import (
 // steps; first100 and last100 are the mean time per step of the first and
 // the last hundred steps (from one step's start to the next one's), so a
 // cost that grows with a step's position shows as last100 > first100.
+// cpu-ms is the CPU time of this process per step (lockstep's own work,
+// its garbage collector's included), child-cpu-ms that of the processes
+// it started (the shells, true): on a machine shared with other work they
+// move far less than the wall time.
 // Compare in one go:
 //
 //	go test ./runner -run '^$' -bench 'LocalRunSteps' -benchtime 3x
@@ -44,6 +51,7 @@ func BenchmarkLocalRunSteps(b *testing.B) {
 			local := targets.NewLocal()
 			var first, last time.Duration
 			var total time.Duration
+			cpu := startCPU()
 			for b.Loop() {
 				o := &stepTimes{}
 				start := time.Now()
@@ -63,6 +71,7 @@ func BenchmarkLocalRunSteps(b *testing.B) {
 				last += o.end.Sub(o.starts[len(o.starts)-100])
 			}
 			runs := float64(b.N)
+			cpu.report(b, b.N*n)
 			b.ReportMetric(float64(total.Microseconds())/1000/runs/float64(n), "ms/step")
 			b.ReportMetric(float64(first.Microseconds())/1000/runs/100, "first100-ms/step")
 			b.ReportMetric(float64(last.Microseconds())/1000/runs/100, "last100-ms/step")
@@ -71,6 +80,7 @@ func BenchmarkLocalRunSteps(b *testing.B) {
 	b.Run("exec-loop", func(b *testing.B) {
 		const n = 1000
 		var total time.Duration
+		cpu := startCPU()
 		for b.Loop() {
 			start := time.Now()
 			for range n {
@@ -80,8 +90,33 @@ func BenchmarkLocalRunSteps(b *testing.B) {
 			}
 			total += time.Since(start)
 		}
+		cpu.report(b, b.N*n)
 		b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N)/n, "ms/step")
 	})
+}
+
+// cpuTimes are the CPU times of this process and of its children (those
+// waited for) at a point.
+type cpuTimes struct{ self, children time.Duration }
+
+func startCPU() cpuTimes {
+	var t cpuTimes
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		t.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) == nil {
+		t.children = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return t
+}
+
+// report reports the CPU time used since t per step, for steps steps.
+func (t cpuTimes) report(b *testing.B, steps int) {
+	now := startCPU()
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(steps) }
+	b.ReportMetric(per(now.self-t.self), "cpu-ms/step")
+	b.ReportMetric(per(now.children-t.children), "child-cpu-ms/step")
 }
 
 // stepTimes notes when each step started and when the attempt ended.
