@@ -1,6 +1,7 @@
 package plans
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -11,6 +12,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
+
+	"lockstep/schema"
 )
 
 // refContext says what an expression may refer to, by where it sits.
@@ -731,6 +734,32 @@ func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {
 				diags = append(diags, d)
 			}
 		}
+	}
+	return diags
+}
+
+// config decodes a block's attributes into cfg, a kind's config struct
+// holding its defaults, with the decoder the run uses (schema.Decode and
+// the config's Check), so that what validates runs: each error is put at
+// its attribute's expression, others at the block. vals holds the
+// attributes' values from checking them (unknown where the run observes
+// them); a missing value is skipped.
+func (c *checker) config(attrs map[string]hcl.Expression, vals map[string]cty.Value, cfg any, block hcl.Range) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, err := range schema.Errors(schema.DecodeChecked(vals, cfg)) {
+		subject := block
+		var ae *schema.AttrError
+		if errors.As(err, &ae) {
+			if e, ok := attrs[ae.Attr]; ok {
+				subject = e.Range()
+			}
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid attribute value",
+			Detail:   upperFirst(err.Error()) + ".",
+			Subject:  subject.Ptr(),
+		})
 	}
 	return diags
 }

@@ -1,6 +1,10 @@
 package plans
 
-import "github.com/zclconf/go-cty/cty"
+import (
+	"github.com/zclconf/go-cty/cty"
+
+	"lockstep/schema"
+)
 
 // Schema describes the plan language as plain data: every block, every
 // attribute with a one-line doc and its default, the self outputs of each
@@ -27,17 +31,7 @@ type Block struct {
 }
 
 // Attr describes an attribute.
-type Attr struct {
-	Name     string
-	Doc      string
-	Default  string // as docs show it; "" when there is none
-	Required bool
-	Const    bool // must be a constant: no references to anything
-	// Type is what the value must convert to; cty.NilType when the
-	// attribute is checked on its own (target, step, type, default) and
-	// cty.DynamicPseudoType when any value will do.
-	Type cty.Type
-}
+type Attr = schema.Attr
 
 // StepKind describes one kind of step.
 type StepKind struct {
@@ -56,11 +50,7 @@ type StepKind struct {
 }
 
 // Output is a value a step or probe exposes to expressions.
-type Output struct {
-	Name string
-	Type cty.Type // cty.DynamicPseudoType when it depends on the data
-	Doc  string
-}
+type Output = schema.Output
 
 // ProbeKind describes one kind of probe.
 type ProbeKind struct {
@@ -151,13 +141,6 @@ func Language() *Schema {
 			},
 		}
 	}
-	actionAttrs := func(doc string) []Attr {
-		return []Attr{
-			{Name: "command", Type: str, Doc: doc, Required: true},
-			{Name: "env", Type: strMap, Doc: "environment variables for the command, a map of strings", Default: "{}"},
-			{Name: "workdir", Type: str, Doc: "directory the command runs in", Default: "the target's workdir"},
-		}
-	}
 	return &Schema{
 		Blocks: []Block{
 			{
@@ -226,246 +209,11 @@ func Language() *Schema {
 				condition("abort_if", "fails the step at once when it holds"),
 			},
 		},
-		Steps: []StepKind{
-			{
-				Name: "run", Doc: "runs a command to completion",
-				Attrs:          actionAttrs("shell command run with /bin/sh -c"),
-				DefaultTimeout: "10m", DefaultInterval: "1s",
-				Self: []Output{
-					{Name: "exit_code", Type: num, Doc: "the command's exit status"},
-					{Name: "stdout", Type: str, Doc: "what the command wrote to standard output"},
-					{Name: "stderr", Type: str, Doc: "what the command wrote to standard error"},
-					{Name: "json", Type: dyn, Doc: "stdout parsed as JSON, null if it is not JSON"},
-					{Name: "duration_ms", Type: num, Doc: "how long the command ran"},
-				},
-				Confirms: []string{"the command exits with status 0"},
-			},
-			{
-				Name: "launch", Doc: "starts a long-running process, detached, its output written afresh to its log",
-				Attrs: append(actionAttrs("shell command started detached with /bin/sh -c"),
-					Attr{Name: "log", Type: str, Doc: "path of the process's log; an old file there is moved aside first", Default: "logs/NAME.log in the attempt's record (local), /tmp/lockstep/PLAN/NAME.log (ssh)"},
-					Attr{Name: "grace", Type: str, Doc: "how long the process must stay alive to count as started", Default: "2s"},
-					Attr{Name: "pidfile", Type: str, Doc: "where a daemonizing command's daemon writes its pid: the launch follows the process it names, once that is one of the launch's own", Default: "none: the daemon is the process the launch left running"},
-				),
-				DefaultTimeout: "2m", DefaultInterval: "250ms",
-				Self: []Output{
-					{Name: "pid", Type: num, Doc: "process id of the launched process, or of its daemon once it daemonized"},
-					{Name: "pgid", Type: num, Doc: "its process group"},
-					{Name: "daemonized", Type: boolean, Doc: "whether the command exited 0 leaving a daemon, which the launch now follows"},
-					{Name: "alive", Type: boolean, Doc: "whether it is still running"},
-					{Name: "log", Type: str, Doc: "the complete lines its process wrote to its own log since the launch"},
-					{Name: "log_path", Type: str, Doc: "where the log is"},
-					{Name: "command", Type: str, Doc: "the command as run"},
-				},
-				Confirms: []string{"a new process is started by this step", "it is still alive after the grace period"},
-			},
-			{
-				Name: "wait", Doc: "takes no action: polls its probes until the postconditions hold",
-				DefaultTimeout: "5m", DefaultInterval: "1s",
-			},
-			{
-				Name: "assert", Doc: "takes no action: evaluates its probes and conditions once, or until timeout when one is given",
-				DefaultTimeout: "", DefaultInterval: "1s",
-			},
-			{
-				Name: "benchmark", Doc: "runs a load (or a command) and records its metrics",
-				Attrs: append(actionAttrs("shell command whose output the metric blocks read"),
-					Attr{Name: "repeat", Type: num, Doc: "run the load or command this many times; metrics then hold values, median, min, max, stddev", Default: "1", Const: true},
-				),
-				Blocks: []Block{
-					{Type: "load", Labels: []string{"KIND"}, Doc: "generates load itself: http or openai"},
-					{
-						Type: "metric", Labels: []string{"NAME"}, Many: true,
-						Doc: "a number read from the command's output: self.metrics.NAME",
-						Attrs: []Attr{
-							{Name: "regex", Type: str, Doc: "regular expression whose first capture group is the number", Const: true},
-							{Name: "json", Type: dyn, Doc: "path into stdout parsed as JSON, e.g. results.throughput or items[0].value", Const: true},
-						},
-					},
-				},
-				DefaultTimeout: "1h", DefaultInterval: "1s",
-				Self: []Output{
-					{Name: "metrics", Type: dyn, Doc: "NAME -> number; with repeat, NAME -> {values, median, min, max, stddev}"},
-					{Name: "exit_code", Type: num, Doc: "the command's exit status (0 for a load)"},
-					{Name: "stdout", Type: str, Doc: "the command's standard output"},
-				},
-				Confirms: []string{"the load or command completes (a command with status 0)"},
-			},
-		},
-		Probes: []ProbeKind{
-			{
-				Name: "exec", Doc: "runs a command on the target",
-				Attrs: []Attr{
-					{Name: "command", Type: str, Doc: "shell command run with /bin/sh -c", Required: true},
-					{Name: "env", Type: strMap, Doc: "environment variables, a map of strings", Default: "{}"},
-				},
-				Outputs: []Output{
-					{Name: "exit_code", Type: num, Doc: "exit status"},
-					{Name: "stdout", Type: str, Doc: "standard output"},
-					{Name: "stderr", Type: str, Doc: "standard error"},
-					{Name: "json", Type: dyn, Doc: "stdout parsed as JSON, null if it is not JSON"},
-				},
-			},
-			{
-				Name: "http", Doc: "sends an HTTP request from the target's side",
-				Attrs: []Attr{
-					{Name: "url", Type: str, Doc: "URL; 127.0.0.1 is the target's loopback", Required: true},
-					{Name: "method", Type: str, Doc: "HTTP method", Default: "GET"},
-					{Name: "headers", Type: strMap, Doc: "request headers, a map of strings", Default: "{}"},
-					{Name: "body", Type: str, Doc: "request body as text"},
-					{Name: "json", Type: dyn, Doc: "request body as a value sent as JSON (sets Content-Type)"},
-					{Name: "timeout", Type: str, Doc: "how long one request may take", Default: "10s"},
-					{Name: "follow_redirects", Type: boolean, Doc: "follow redirects (up to 10) and report the last answer; otherwise the outputs are the first answer's", Default: "false"},
-				},
-				Outputs: []Output{
-					{Name: "status", Type: num, Doc: "status code of the answer (a redirect's 301, 302... unless follow_redirects)"},
-					{Name: "body", Type: str, Doc: "response body"},
-					{Name: "json", Type: dyn, Doc: "response body parsed as JSON, null if it is not JSON"},
-					{Name: "headers", Type: cty.Map(str), Doc: "response headers, names in lower case"},
-					{Name: "location", Type: str, Doc: "the answer's Location header as sent (where a redirect points), \"\" when it has none"},
-					{Name: "latency_ms", Type: num, Doc: "time to the full response"},
-				},
-			},
-			{
-				Name: "log", Doc: "reads what a log gained since the step (or the launch it names) began",
-				Attrs: []Attr{
-					{Name: "path", Type: str, Doc: "log file to follow, from this step's start"},
-					{Name: "step", Doc: "step.launch.NAME: follow that launch's own log from its start"},
-					{Name: "since", Doc: "step.launch.NAME: with path, read the file from that launch's start instead"},
-				},
-				OneOf: []string{"path", "step"},
-				Outputs: []Output{
-					{Name: "text", Type: str, Doc: "the complete lines read so far, as written"},
-					{Name: "lines", Type: cty.List(str), Doc: "those lines, without their ends (a \\r redraw is a line)"},
-					{Name: "last_line", Type: str, Doc: "the last complete line that is not blank"},
-					{Name: "path", Type: str, Doc: "the file followed"},
-				},
-			},
-			{
-				Name: "process", Doc: "looks for processes on the target",
-				Attrs: []Attr{
-					{Name: "match", Type: str, Doc: "regular expression on the command line"},
-					{Name: "pid", Type: num, Doc: "a process id"},
-					{Name: "step", Doc: "step.launch.NAME: the process that launch started"},
-				},
-				OneOf: []string{"match", "pid", "step"},
-				Outputs: []Output{
-					{Name: "alive", Type: boolean, Doc: "whether any matching process runs"},
-					{Name: "pids", Type: cty.List(num), Doc: "their process ids"},
-					{Name: "count", Type: num, Doc: "how many there are"},
-				},
-			},
-			{
-				Name: "port", Doc: "checks a TCP port on the target",
-				Attrs: []Attr{
-					{Name: "port", Type: num, Doc: "TCP port number", Required: true},
-					{Name: "host", Type: str, Doc: "address to connect to", Default: "127.0.0.1"},
-				},
-				Outputs: []Output{
-					{Name: "open", Type: boolean, Doc: "whether a connection is accepted"},
-					{Name: "pid", Type: num, Doc: "the listening process, null when unknown"},
-					{Name: "pgid", Type: num, Doc: "the listening process's group: equal to step.launch.NAME.pgid when that launch (or a child of it) listens"},
-					{Name: "pids", Type: cty.List(num), Doc: "every listening process"},
-					{Name: "command", Type: str, Doc: "the listening process's command line"},
-				},
-			},
-			{
-				Name: "file", Doc: "looks at a file on the target",
-				Attrs: []Attr{
-					{Name: "path", Type: str, Doc: "file path", Required: true},
-				},
-				Outputs: []Output{
-					{Name: "exists", Type: boolean, Doc: "whether the file exists"},
-					{Name: "size", Type: num, Doc: "size in bytes"},
-					{Name: "content", Type: str, Doc: "its content (up to 1 MiB)"},
-					{Name: "sha256", Type: str, Doc: "hex SHA-256 of the content"},
-				},
-			},
-			{
-				Name: "gpu", Doc: "reads the GPUs' state with nvidia-smi",
-				Outputs: []Output{
-					{Name: "gpus", Type: dyn, Doc: "one object per GPU: index, name, memory_used_mib, memory_total_mib, utilization_percent, temperature_c"},
-					{Name: "processes", Type: dyn, Doc: "one object per GPU process: gpu, pid, name, memory_used_mib"},
-					{Name: "count", Type: num, Doc: "number of GPUs"},
-				},
-			},
-		},
-		Loads: []LoadKind{
-			{
-				Name: "http", Doc: "HTTP requests at a concurrency or a rate",
-				Attrs: []Attr{
-					{Name: "url", Type: str, Doc: "URL; 127.0.0.1 is the target's loopback", Required: true},
-					{Name: "method", Type: str, Doc: "HTTP method", Default: "GET"},
-					{Name: "headers", Type: strMap, Doc: "request headers", Default: "{}"},
-					{Name: "body", Type: str, Doc: "request body"},
-					{Name: "concurrency", Type: num, Doc: "requests in flight at once", Default: "1"},
-					{Name: "rate", Type: num, Doc: "requests per second (open loop); unset means as fast as concurrency allows"},
-					{Name: "duration", Type: str, Doc: "how long to send requests"},
-					{Name: "requests", Type: num, Doc: "how many requests to send"},
-					{Name: "warmup", Type: dyn, Doc: "time or requests not counted at the start"},
-					{Name: "timeout", Type: str, Doc: "how long one request may take", Default: "30s"},
-				},
-				Metrics: httpLoadMetrics(),
-			},
-			{
-				Name: "openai", Doc: "chat completions against an OpenAI-compatible server",
-				Attrs: []Attr{
-					{Name: "url", Type: str, Doc: "chat completions URL", Required: true},
-					{Name: "model", Type: str, Doc: "model name sent in each request", Default: "default"},
-					{Name: "stream", Type: boolean, Doc: "stream responses (needed for ttft and tpot)", Default: "true"},
-					{Name: "concurrency", Type: num, Doc: "requests in flight at once", Default: "1"},
-					{Name: "rate", Type: num, Doc: "requests per second (open loop)"},
-					{Name: "requests", Type: num, Doc: "how many requests to send"},
-					{Name: "duration", Type: str, Doc: "how long to send requests"},
-					{Name: "warmup", Type: dyn, Doc: "requests not counted at the start"},
-					{Name: "prompt_tokens", Type: num, Doc: "approximate length of generated prompts"},
-					{Name: "prompts_file", Type: str, Doc: "file of prompts, one JSON string or messages list per line"},
-					{Name: "max_tokens", Type: num, Doc: "max_tokens sent in each request"},
-					{Name: "seed", Type: num, Doc: "seed for generated prompts"},
-					{Name: "expect", Type: str, Doc: "regular expression every answer must match"},
-					{Name: "ttft_limit_ms", Type: num, Doc: "count a request as failed when its first token takes longer"},
-					{Name: "tpot_limit_ms", Type: num, Doc: "count a request as failed when its time per output token is longer"},
-					{Name: "extra_body", Type: dyn, Doc: "fields merged into each request body"},
-					{Name: "headers", Type: strMap, Doc: "request headers", Default: "{}"},
-					{Name: "keep_requests", Type: boolean, Doc: "record each request and answer in the attempt", Default: "false"},
-				},
-				Metrics: openaiLoadMetrics(),
-			},
-		},
+		Steps:     stepKinds(str, num, boolean, dyn),
+		Probes:    probeKinds(),
+		Loads:     loadKinds(),
 		Functions: functionDocs(),
 	}
-}
-
-// httpLoadMetrics are the metrics load "http" reports (loads/http.go
-// result, latencyMetrics in loads/loads.go).
-func httpLoadMetrics() []string {
-	return append([]string{
-		"requests", "errors", "errors_connect", "errors_timeout", "errors_status_4xx", "errors_status_5xx",
-		"errors_io", "errors_protocol", "bytes_received", "connections", "reconnects", "dropped", "late",
-		"duration_s", "requests_per_s",
-	}, suffixed([]string{"latency"}, "_p50_ms", "_p90_ms", "_p99_ms", "_p999_ms", "_max_ms", "_mean_ms")...)
-}
-
-// openaiLoadMetrics are the metrics load "openai" reports
-// (loads/openai_metrics.go: answers_matching_share with expect, tpot and
-// itl when streaming).
-func openaiLoadMetrics() []string {
-	return append([]string{
-		"requests", "completed", "errors", "resent", "duration_s", "input_tokens", "output_tokens",
-		"requests_per_s", "input_tokens_per_s", "output_tokens_per_s", "total_tokens_per_s",
-		"achieved_concurrency", "goodput_requests_per_s", "goodput_share", "answers_matching_share",
-	}, suffixed([]string{"ttft", "e2e_latency", "tpot", "itl"}, "_mean_ms", "_median_ms", "_p99_ms")...)
-}
-
-// suffixed is every name with every suffix.
-func suffixed(names []string, suffixes ...string) []string {
-	var out []string
-	for _, n := range names {
-		for _, s := range suffixes {
-			out = append(out, n+s)
-		}
-	}
-	return out
 }
 
 func functionDocs() []Func {
