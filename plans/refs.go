@@ -40,8 +40,12 @@ func RefsOf(e hcl.Expression) Refs {
 	if e == nil {
 		return nil
 	}
-	var out Refs
-	for _, tr := range e.Variables() {
+	trs := e.Variables()
+	if len(trs) == 0 {
+		return nil
+	}
+	out := make(Refs, 0, len(trs))
+	for _, tr := range trs {
 		out = out.add(refOf(tr))
 	}
 	return out
@@ -65,6 +69,18 @@ func refOf(tr hcl.Traversal) Ref {
 // dots, index keys as literals (strings quoted), splats as [*].
 func traversalText(tr hcl.Traversal) string {
 	var b strings.Builder
+	n := 0
+	for _, step := range tr {
+		switch s := step.(type) {
+		case hcl.TraverseRoot:
+			n += len(s.Name)
+		case hcl.TraverseAttr:
+			n += 1 + len(s.Name)
+		default:
+			n += 8
+		}
+	}
+	b.Grow(n)
 	for _, step := range tr {
 		switch s := step.(type) {
 		case hcl.TraverseRoot:
@@ -161,9 +177,7 @@ func (a analysis) expr(e hcl.Expression) Refs {
 func (a analysis) attrs(m map[string]hcl.Expression) map[string]Refs {
 	out := make(map[string]Refs, len(m))
 	for name, e := range m {
-		if e != nil {
-			out[name] = a.expr(e)
-		}
+		out[name] = a.expr(e)
 	}
 	return out
 }
@@ -193,18 +207,23 @@ func analyse(p *Plan) analysis {
 }
 
 func (a analysis) step(s *Step) {
-	s.AttrRefs = a.attrs(map[string]hcl.Expression{
-		"command": s.Command, "log": s.Log, "pidfile": s.Pidfile, "env": s.Env, "workdir": s.Workdir,
-		"timeout": s.Timeout, "interval": s.Interval, "grace": s.Grace, "progress": s.Progress,
-	})
+	s.AttrRefs = map[string]Refs{}
 	var all Refs
-	for _, name := range keys(s.AttrRefs) {
-		all = all.union(s.AttrRefs[name])
+	for _, at := range [...]struct {
+		name string
+		e    hcl.Expression
+	}{{"command", s.Command}, {"log", s.Log}, {"pidfile", s.Pidfile}, {"env", s.Env}, {"workdir", s.Workdir},
+		{"timeout", s.Timeout}, {"interval", s.Interval}, {"grace", s.Grace}, {"progress", s.Progress}} {
+		if at.e != nil {
+			rs := a.expr(at.e)
+			s.AttrRefs[at.name] = rs
+			all = all.union(rs)
+		}
 	}
 	for _, p := range s.Probes {
 		p.AttrRefs = a.attrs(p.Attrs)
-		for _, name := range keys(p.AttrRefs) {
-			all = all.union(p.AttrRefs[name])
+		for _, rs := range p.AttrRefs {
+			all = all.union(rs)
 		}
 	}
 	// What the conditions and progress read of the probes: each probe
@@ -217,8 +236,8 @@ func (a analysis) step(s *Step) {
 	all = all.union(checked)
 	if s.Load != nil {
 		s.Load.AttrRefs = a.attrs(s.Load.Attrs)
-		for _, name := range keys(s.Load.AttrRefs) {
-			all = all.union(s.Load.AttrRefs[name])
+		for _, rs := range s.Load.AttrRefs {
+			all = all.union(rs)
 		}
 	}
 	s.Reads = all
