@@ -120,7 +120,7 @@ measure() {
 export dir repo rounds
 export -f measure ms_since
 
-echo "fleet bench: ${sizes// /, } hosts, $rounds warm rounds after 1 cold run; $(nproc) cores (shared); $limits; $(ansible-playbook --version | head -1); $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "fleet bench: ${sizes// /, } hosts, $rounds warm rounds after 1 cold run; $(nproc) cores (shared); load average $(cut -d" " -f1-3 /proc/loadavg); $limits; $(ansible-playbook --version | head -1); $(date -u '+%Y-%m-%d %H:%M UTC')"
 for n in $sizes; do
 	"$dir/hosts" -n "$n" -hide "$HOME/.bashrc" -results "$dir/results" -- bash -c 'measure "$1"' measure "$n"
 done

@@ -264,7 +264,9 @@ func leftovers(id int, inodes []uint64) []string {
 
 // teardown kills every process in fleet id's namespaces (and those of
 // inodes, for namespaces already removed), removes its links, namespaces
-// and directory, and says what is left.
+// and directory, and says what is left. Two processes may sweep the same
+// dead fleet at once: what one removed the other fails to, so only what
+// is left in the end is an error.
 func teardown(id int, inodes []uint64) error {
 	nss, err := namespaces(id)
 	if err != nil {
@@ -294,7 +296,9 @@ func teardown(id int, inodes []uint64) error {
 	}
 	if b.Len() > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		err := ipBatch(ctx, "", b.String())
+		// -force: on through a line that fails, so one missing link does
+		// not keep the rest.
+		err := ipBatch(ctx, "", true, b.String())
 		cancel()
 		if err != nil {
 			errs = append(errs, err)
@@ -305,8 +309,9 @@ func teardown(id int, inodes []uint64) error {
 	}
 	if left := leftovers(id, inodes); len(left) > 0 {
 		errs = append(errs, fmt.Errorf("fleet %d left: %s", id, strings.Join(left, "; ")))
+		return errors.Join(errs...)
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // killAll sends SIGKILL to every process in the namespaces and to pids,

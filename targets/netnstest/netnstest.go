@@ -228,6 +228,11 @@ func New(ctx context.Context, opts Options) (_ *Fleet, err error) {
 		h.config = filepath.Join(h.Dir, "sshd_config")
 		f.Hosts = append(f.Hosts, h)
 	}
+	// sshd refuses to start without its privilege separation directory,
+	// which only the openssh-server service normally creates.
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		return nil, err
+	}
 	if err := f.writeFiles(); err != nil {
 		return nil, err
 	}
@@ -364,7 +369,7 @@ func (f *Fleet) makeNetwork(ctx context.Context) error {
 		fmt.Fprintf(&b, "link set %s addrgenmode none\n", h.Link)
 		fmt.Fprintf(&b, "link set %s master %s up\n", h.Link, f.Bridge)
 	}
-	if err := ipBatch(ctx, "", b.String()); err != nil {
+	if err := ipBatch(ctx, "", false, b.String()); err != nil {
 		return err
 	}
 	errs := make([]error, len(f.Hosts))
@@ -377,7 +382,7 @@ func (f *Fleet) makeNetwork(ctx context.Context) error {
 				return
 			}
 			h.inode = inode
-			errs[i] = ipBatch(ctx, h.Namespace, fmt.Sprintf(
+			errs[i] = ipBatch(ctx, h.Namespace, false, fmt.Sprintf(
 				"link set lo up\nlink set eth0 addrgenmode none\naddr add %s/%d dev eth0\nlink set eth0 up\n",
 				h.Addr, f.Subnet.Bits()))
 		})
@@ -386,9 +391,13 @@ func (f *Fleet) makeNetwork(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// ipBatch runs `ip -batch -` (in namespace ns, unless "") on the lines.
-func ipBatch(ctx context.Context, ns, lines string) error {
+// ipBatch runs `ip [-n NS] [-force] -batch -` on the lines (ns "" for
+// this namespace); -force goes on past a line that fails.
+func ipBatch(ctx context.Context, ns string, force bool, lines string) error {
 	args := []string{"-batch", "-"}
+	if force {
+		args = append([]string{"-force"}, args...)
+	}
 	if ns != "" {
 		args = append([]string{"-n", ns}, args...)
 	}
