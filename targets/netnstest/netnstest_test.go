@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -68,12 +69,19 @@ func TestFleet(t *testing.T) {
 	})
 
 	t.Run("OpenSSH reaches each host by name with its key verified", func(t *testing.T) {
-		for _, h := range f.Hosts {
-			out, err := exec.CommandContext(ctx, "ssh", "-F", f.SSHConfig, h.Name, "ip -br -4 addr show eth0").CombinedOutput()
-			if err != nil || !strings.Contains(string(out), h.Addr.String()+"/24") {
-				t.Errorf("ssh %s: %q, %v", h.Name, out, err)
-			}
+		if _, err := exec.LookPath("ssh"); err != nil && os.Getenv("CI") != "true" {
+			t.Skip("no ssh client: apt-get install openssh-client")
 		}
+		var wg sync.WaitGroup
+		for _, h := range f.Hosts {
+			wg.Go(func() {
+				out, err := exec.CommandContext(ctx, "ssh", "-F", f.SSHConfig, h.Name, "ip -br -4 addr show eth0").CombinedOutput()
+				if err != nil || !strings.Contains(string(out), h.Addr.String()+"/24") {
+					t.Errorf("ssh %s: %q, %v", h.Name, out, err)
+				}
+			})
+		}
+		wg.Wait()
 		// n2's address under n1's name: its key is not the one recorded.
 		cfg := filepath.Join(t.TempDir(), "config")
 		b, _ := os.ReadFile(f.SSHConfig)
