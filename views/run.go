@@ -1,4 +1,4 @@
-package main
+package views
 
 import (
 	"encoding/json"
@@ -11,22 +11,30 @@ import (
 	"time"
 
 	"lockstep/runner/events"
-	"lockstep/runner/records"
 	"lockstep/terminal"
 )
 
-// The views render the runner's events. None of them decides anything:
-// the exit code comes from the runner's result.
+// The run views render the runner's events as they come: JSON lines,
+// plain lines, or the live terminal view. Each is an events.Observer.
+// None of them decides anything: the exit code comes from the runner's
+// result.
 
-// jsonView prints one JSON object per event.
-type jsonView struct {
+var (
+	_ events.Observer = (*JSONLines)(nil)
+	_ events.Observer = (*Lines)(nil)
+	_ events.Observer = (*Live)(nil)
+)
+
+// JSONLines prints one JSON object per event (`lockstep run --json`).
+type JSONLines struct {
 	mu  sync.Mutex
 	enc *json.Encoder
 }
 
-func newJSONView(w io.Writer) *jsonView { return &jsonView{enc: json.NewEncoder(w)} }
+// NewJSONLines writes the events to w.
+func NewJSONLines(w io.Writer) *JSONLines { return &JSONLines{enc: json.NewEncoder(w)} }
 
-func (v *jsonView) Emit(e events.Event) {
+func (v *JSONLines) Emit(e events.Event) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.enc.Encode(e)
@@ -50,9 +58,9 @@ func (s style) yellow(t string) string {
 	return s.wrap("33", t)
 }
 
-// lineView prints one plain line per event worth a line: for CI logs and
+// Lines prints one plain line per event worth a line: for CI logs and
 // pipes.
-type lineView struct {
+type Lines struct {
 	mu           sync.Mutex
 	w            io.Writer
 	s            style
@@ -75,17 +83,19 @@ func progressText(p *events.Progress) string {
 	if p.LastLine != "" {
 		parts = append(parts, terminal.Printable(p.LastLine))
 	}
-	return "progress: " + strings.Join(parts, ", ") + " (" + dur(p.Elapsed) + ")"
+	return "progress: " + strings.Join(parts, ", ") + " (" + elapsed(p.Elapsed) + ")"
 }
 
 // loadText is a load's counters.
 func loadText(p *events.Progress) string {
-	return fmt.Sprintf("%d done, %s/s, %d errors", p.Done, records.Metric(p.Rate), p.Errors)
+	return fmt.Sprintf("%d done, %s/s, %d errors", p.Done, Metric(p.Rate), p.Errors)
 }
 
-func newLineView(w io.Writer, s style) *lineView { return &lineView{w: w, s: s} }
+// NewLines writes the lines to w, in colour if color is set (a terminal,
+// without NO_COLOR).
+func NewLines(w io.Writer, color bool) *Lines { return &Lines{w: w, s: style{color: color}} }
 
-func (v *lineView) Emit(e events.Event) {
+func (v *Lines) Emit(e events.Event) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if e.Type == events.Progressed {
@@ -170,15 +180,15 @@ func eventLines(e events.Event, s style) []string {
 		}
 		switch o.Status {
 		case events.Confirmed:
-			return []string{s.green(fmt.Sprintf("confirmed: every step of %s held (attempt %d, %s)", e.Plan, e.Attempt, dur(o.Duration)))}
+			return []string{s.green(fmt.Sprintf("confirmed: every step of %s held (attempt %d, %s)", e.Plan, e.Attempt, elapsed(o.Duration)))}
 		case events.Interrupted:
-			l := fmt.Sprintf("interrupted: attempt %d of %s stopped after %s", e.Attempt, e.Plan, dur(o.Duration))
+			l := fmt.Sprintf("interrupted: attempt %d of %s stopped after %s", e.Attempt, e.Plan, elapsed(o.Duration))
 			if o.Reason != "" {
 				l += ": " + o.Reason
 			}
 			return []string{s.red(l)}
 		}
-		l := fmt.Sprintf("failed: %s did not confirm (attempt %d, %s)", o.Failed, e.Attempt, dur(o.Duration))
+		l := fmt.Sprintf("failed: %s did not confirm (attempt %d, %s)", o.Failed, e.Attempt, elapsed(o.Duration))
 		return []string{s.red(l)}
 	}
 	return nil
@@ -187,12 +197,12 @@ func eventLines(e events.Event, s style) []string {
 func outcomeLines(p string, o *events.Outcome, s style) []string {
 	switch o.Status {
 	case events.Confirmed:
-		lines := []string{fmt.Sprintf("%s: %s in %s", p, s.green("confirmed"), dur(o.Duration))}
+		lines := []string{fmt.Sprintf("%s: %s in %s", p, s.green("confirmed"), elapsed(o.Duration))}
 		return append(lines, metricsLines(o.Metrics)...)
 	case events.Skipped:
 		return []string{fmt.Sprintf("%s: %s", p, s.dim("skipped: "+o.Reason))}
 	}
-	lines := []string{fmt.Sprintf("%s: %s after %s: %s", p, s.red(string(o.Status)), dur(o.Duration), terminal.PrintableCut(o.Reason, terminal.MaxShownReason))}
+	lines := []string{fmt.Sprintf("%s: %s after %s: %s", p, s.red(string(o.Status)), elapsed(o.Duration), terminal.PrintableCut(o.Reason, terminal.MaxShownReason))}
 	if o.ErrorMessage != "" {
 		lines = append(lines, "    "+s.bold(o.ErrorMessage))
 	}
@@ -263,7 +273,7 @@ func metricsLines(m map[string]float64) []string {
 	var lines []string
 	line := "   "
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		part := fmt.Sprintf(" %s=%s", k, records.Metric(m[k]))
+		part := fmt.Sprintf(" %s=%s", k, Metric(m[k]))
 		if len(line)+len(part) > 100 {
 			lines = append(lines, line)
 			line = "   "
@@ -276,21 +286,11 @@ func metricsLines(m map[string]float64) []string {
 	return lines
 }
 
-func dur(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(10 * time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
-}
-
-// liveView draws, on a terminal, the finished steps as permanent lines and
+// Live draws, on a terminal, the finished steps as permanent lines and
 // the step in progress as one line redrawn in place: a spinner, elapsed
 // against timeout, a progress bar when the step has one, and the last log
 // line.
-type liveView struct {
+type Live struct {
 	mu      sync.Mutex
 	w       io.Writer
 	s       style
@@ -307,13 +307,16 @@ type liveView struct {
 
 var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
-func newLiveView(w io.Writer, s style, width func() int) *liveView {
-	v := &liveView{w: w, s: s, width: width, stop: make(chan struct{}), done: make(chan struct{})}
+// NewLive draws on the terminal w, width columns wide (asked at each
+// redraw, as the terminal may be resized), in colour if color is set. It
+// redraws until Close.
+func NewLive(w io.Writer, color bool, width func() int) *Live {
+	v := &Live{w: w, s: style{color: color}, width: width, stop: make(chan struct{}), done: make(chan struct{})}
 	go v.loop()
 	return v
 }
 
-func (v *liveView) loop() {
+func (v *Live) loop() {
 	defer close(v.done)
 	tk := time.NewTicker(100 * time.Millisecond)
 	defer tk.Stop()
@@ -330,7 +333,7 @@ func (v *liveView) loop() {
 }
 
 // Close stops redrawing and clears the status line.
-func (v *liveView) Close() {
+func (v *Live) Close() {
 	close(v.stop)
 	<-v.done
 	v.mu.Lock()
@@ -338,21 +341,21 @@ func (v *liveView) Close() {
 	v.clear()
 }
 
-func (v *liveView) clear() {
+func (v *Live) clear() {
 	if v.drawn {
 		fmt.Fprint(v.w, "\r\x1b[K")
 		v.drawn = false
 	}
 }
 
-func (v *liveView) redraw(frame int) {
+func (v *Live) redraw(frame int) {
 	if v.cur == nil {
 		return
 	}
 	el := time.Since(v.started)
-	line := fmt.Sprintf("%s %s %s", spinner[frame%len(spinner)], stepPrefix(v.cur), dur(el))
+	line := fmt.Sprintf("%s %s %s", spinner[frame%len(spinner)], stepPrefix(v.cur), elapsed(el))
 	if v.cur.Timeout > 0 {
-		line += "/" + dur(v.cur.Timeout)
+		line += "/" + elapsed(v.cur.Timeout)
 	}
 	if v.frac != nil {
 		const width = 20
@@ -376,7 +379,7 @@ func (v *liveView) redraw(frame int) {
 	v.drawn = true
 }
 
-func (v *liveView) Emit(e events.Event) {
+func (v *Live) Emit(e events.Event) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	switch e.Type {

@@ -1,4 +1,4 @@
-package records
+package views
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"lockstep/runner/events"
+	"lockstep/runner/records"
 )
 
 // historyShown is how many recorded observations show lists for a step
@@ -16,17 +17,13 @@ const historyShown = 8
 
 // Show renders one attempt whole: what ran, where, with which variables;
 // each step's action, outcome, evidence, waiting history and log tails;
-// the metrics; what was cleaned up; the warnings.
-func Show(a *Attempt, format string) (string, error) {
-	format, err := checkFormat(format)
-	if err != nil {
-		return "", err
-	}
-	if format == JSON {
-		return toJSON(a)
-	}
-	p := newPage(format)
-	p.heading(1, fmt.Sprintf("%s attempt %d: %s", a.Plan, a.Number, status(a)))
+// the metrics; what was cleaned up; the warnings. JSON is the Attempt.
+func Show(a *records.Attempt, f Format) (string, error) {
+	return render(f, a, func(p doc) { show(p, a) })
+}
+
+func show(p doc, a *records.Attempt) {
+	p.heading(1, fmt.Sprintf("%s attempt %d: %s", a.Plan, a.Number, a.State()))
 	switch {
 	case a.Running:
 		p.line("still running" + inStep(a))
@@ -57,7 +54,7 @@ func Show(a *Attempt, format string) (string, error) {
 			v := a.Start.Vars[name]
 			d, ok := a.Start.Defaults[name]
 			switch {
-			case v == redacted:
+			case v == records.Redacted:
 				d = ""
 			case !ok:
 				d = "(none)"
@@ -74,12 +71,12 @@ func Show(a *Attempt, format string) (string, error) {
 		showStep(p, a, s)
 	}
 
-	if ms := metricsOf([]*Attempt{a}); len(ms) > 0 {
+	if ms := records.MetricsOf([]*records.Attempt{a}); len(ms) > 0 {
 		p.heading(2, "metrics")
 		g := &grid{head: []string{"step", "metric", "value", "spread"}, right: []bool{false, false, true, false}}
 		for _, m := range ms {
-			v, _ := m.value(a)
-			g.add(m.step, m.name, m.cell(a, v), spread(a, m))
+			v, _ := m.Value(a)
+			g.add(m.Step, m.Name, metricCell(m, a, v), spread(a, m))
 		}
 		p.table(g)
 	}
@@ -96,10 +93,9 @@ func Show(a *Attempt, format string) (string, error) {
 		}
 		p.list("", lines)
 	}
-	return p.String(), nil
 }
 
-func showStep(p *page, a *Attempt, s *Step) {
+func showStep(p doc, a *records.Attempt, s *records.Step) {
 	head := fmt.Sprintf("%d/%d %s", s.Index+1, max(s.Count, len(a.Steps)), s.Addr)
 	if s.Target != "" {
 		head += " on " + s.Target
@@ -107,7 +103,7 @@ func showStep(p *page, a *Attempt, s *Step) {
 	state := s.State(a)
 	head += ": " + state
 	if s.Outcome != nil && s.Status != events.Skipped {
-		head += " after " + dur(s.Outcome.Duration)
+		head += " after " + took(s.Outcome.Duration)
 	}
 	p.heading(3, head)
 
@@ -292,17 +288,17 @@ func progressLine(pr *events.Progress) string {
 	if pr.LastLine != "" {
 		parts = append(parts, strconv.Quote(pr.LastLine))
 	}
-	parts = append(parts, "at "+dur(pr.Elapsed))
+	parts = append(parts, "at "+took(pr.Elapsed))
 	return strings.Join(parts, ", ")
 }
 
 // spread says how a repeated metric varied.
-func spread(a *Attempt, m metric) string {
+func spread(a *records.Attempt, m records.Metric) string {
 	for _, s := range a.Steps {
-		if s.Addr != m.step || s.Outcome == nil {
+		if s.Addr != m.Step || s.Outcome == nil {
 			continue
 		}
-		st, ok := s.Outcome.Stats[m.name]
+		st, ok := s.Outcome.Stats[m.Name]
 		if !ok {
 			return ""
 		}
@@ -328,14 +324,14 @@ func whyLine(step string, o *events.Outcome) string {
 	return l
 }
 
-func inStep(a *Attempt) string {
+func inStep(a *records.Attempt) string {
 	if a.InStep != "" {
 		return ", in step " + a.InStep
 	}
 	return ""
 }
 
-func stamp(a *Attempt) string {
+func stamp(a *records.Attempt) string {
 	if a.Started.IsZero() {
 		return ""
 	}
@@ -349,15 +345,15 @@ func stamp(a *Attempt) string {
 	return l
 }
 
-func tookLine(a *Attempt) string {
+func tookLine(a *records.Attempt) string {
 	d := a.Duration()
 	switch {
 	case a.Running:
 		return ""
 	case a.Incomplete && d > 0:
-		return dur(d) + " until its last recorded event"
+		return took(d) + " until its last recorded event"
 	case d > 0:
-		return dur(d)
+		return took(d)
 	}
 	return ""
 }
@@ -370,14 +366,7 @@ func planLine(s events.Start) string {
 	return strings.TrimSpace(l)
 }
 
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
-}
-
-func damageLine(a *Attempt) string {
+func damageLine(a *records.Attempt) string {
 	var parts []string
 	if a.Torn {
 		parts = append(parts, "its last line was cut short")

@@ -1,4 +1,4 @@
-package records
+package views
 
 import (
 	"encoding/xml"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"lockstep/runner/events"
+	"lockstep/runner/records"
 )
 
 // The JUnit XML shape CI systems read (Jenkins, GitLab, GitHub actions
@@ -90,14 +91,14 @@ type junitSkipped struct {
 	Message string `xml:"message,attr,omitempty"`
 }
 
-// WriteJUnit renders attempts as JUnit XML: one testsuite per attempt (a
+// JUnit renders attempts as JUnit XML: one testsuite per attempt (a
 // matrix run gives several), one testcase per step (classname the plan,
 // name the step's address, time in seconds).
 // A step that failed, aborted or timed out is a failure carrying the
 // plan's error_message and the evidence; one lockstep could not evaluate,
 // or that the run was interrupted in, is an error; one not run is
 // skipped. Log lines and log tails go to system-out.
-func WriteJUnit(w io.Writer, recs ...*Attempt) error {
+func JUnit(w io.Writer, recs ...*records.Attempt) error {
 	root := junitSuites{Name: "lockstep"}
 	var took time.Duration
 	for _, rec := range recs {
@@ -125,7 +126,7 @@ func WriteJUnit(w io.Writer, recs ...*Attempt) error {
 }
 
 // junitSuiteOf is one attempt as a testsuite.
-func junitSuiteOf(rec *Attempt) junitSuite {
+func junitSuiteOf(rec *records.Attempt) junitSuite {
 	s := junitSuite{
 		Name:      fmt.Sprintf("%s attempt %d", rec.Plan, rec.Number),
 		Time:      seconds(rec.Duration()),
@@ -141,7 +142,7 @@ func junitSuiteOf(rec *Attempt) junitSuite {
 		}
 	}
 	prop("attempt", fmt.Sprint(rec.Number))
-	prop("outcome", status(rec))
+	prop("outcome", rec.State())
 	prop("note", rec.Start.Note)
 	prop("plan_file", rec.Start.PlanFile)
 	prop("plan_sha256", rec.Start.PlanSHA256)
@@ -161,10 +162,10 @@ func junitSuiteOf(rec *Attempt) junitSuite {
 		switch {
 		case st.Outcome != nil && st.Status.OK():
 		case st.Status == events.Failed, st.Status == events.Aborted, st.Status == events.TimedOut:
-			c.Failure = &junitProblem{Message: why(st.Outcome), Type: string(st.Status), Text: xmlSafe(evidenceText(st))}
+			c.Failure = &junitProblem{Message: records.Why(st.Outcome), Type: string(st.Status), Text: xmlSafe(evidenceText(st))}
 			s.Failures++
 		case st.Status == events.Errored, state == string(events.Interrupted), st.Status == events.Interrupted:
-			msg := why(st.Outcome)
+			msg := records.Why(st.Outcome)
 			if st.Outcome == nil {
 				msg = "the run was killed in this step"
 			}
@@ -187,7 +188,7 @@ func junitSuiteOf(rec *Attempt) junitSuite {
 func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 
 // evidenceText is what decided a step, as the body of its failure.
-func evidenceText(st *Step) string {
+func evidenceText(st *records.Step) string {
 	var b strings.Builder
 	o := st.Outcome
 	if o != nil && o.Reason != "" {
@@ -219,7 +220,7 @@ func evidenceText(st *Step) string {
 }
 
 // stepOut is a step's commands and logs, for its system-out.
-func stepOut(st *Step) string {
+func stepOut(st *records.Step) string {
 	var b strings.Builder
 	for _, a := range st.Actions {
 		if a.Command != "" {
@@ -256,9 +257,9 @@ func stepOut(st *Step) string {
 }
 
 // suiteOut says how the attempt ended and what it warned about.
-func suiteOut(a *Attempt) string {
+func suiteOut(a *records.Attempt) string {
 	var b strings.Builder
-	b.WriteString(fmt.Sprintf("%s attempt %d: %s\n", a.Plan, a.Number, outcomeLine(a)))
+	b.WriteString(fmt.Sprintf("%s attempt %d: %s\n", a.Plan, a.Number, a.Verdict()))
 	for _, w := range a.Warnings {
 		b.WriteString("warning: " + w.Message + "\n")
 	}

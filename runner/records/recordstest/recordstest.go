@@ -1,4 +1,8 @@
-package records
+// Package recordstest holds the events of four recorded attempts of a
+// GLM-5 bring-up, as the runner emits them: the fixture the tests of
+// records (writing and reading back) and of views (rendering) share. It
+// imports only events, so records' own tests can use it.
+package recordstest
 
 import (
 	"crypto/sha256"
@@ -10,30 +14,33 @@ import (
 
 // The fixtures are written in a fixed zone so golden outputs do not depend
 // on the machine's.
-var zone = time.FixedZone("CET", 3600)
+var Zone = time.FixedZone("CET", 3600)
 
-var t0 = time.Date(2026, 11, 29, 22, 10, 0, 0, zone)
+var T0 = time.Date(2026, 11, 29, 22, 10, 0, 0, Zone)
 
-func at(d time.Duration) time.Time { return t0.Add(d) }
+// At is T0 plus d.
+func At(d time.Duration) time.Time { return T0.Add(d) }
 
-var planSteps = []events.Step{
+// Steps are the plan's four steps.
+var Steps = []events.Step{
 	{Addr: "launch.server", Kind: "launch", Name: "server", Index: 0, Count: 4, Target: "gpu", Timeout: 2 * time.Minute},
 	{Addr: "wait.ready", Kind: "wait", Name: "ready", Index: 1, Count: 4, Target: "gpu", Timeout: 30 * time.Minute},
 	{Addr: "assert.coherent", Kind: "assert", Name: "coherent", Index: 2, Count: 4, Target: "gpu"},
 	{Addr: "benchmark.throughput", Kind: "benchmark", Name: "throughput", Index: 3, Count: 4, Target: "gpu"},
 }
 
-const secret = "hunter2-s3cr3t"
+// Secret is a sensitive value the tests look for in what is written.
+const Secret = "hunter2-s3cr3t"
 
-// run is what differs between the fixture attempts.
-type run struct {
-	backend string
-	note    string
-	dies    bool    // the server dies while loading: wait.ready fails
-	tokens  float64 // benchmark result
-	p99     float64
-	start   time.Duration // offset of the attempt's start from t0
-	plan    string        // the plan's text, planV1 if empty
+// Run is what differs between the fixture attempts.
+type Run struct {
+	Backend string
+	Note    string
+	Dies    bool    // the server dies while loading: wait.ready fails
+	Tokens  float64 // benchmark result
+	P99     float64
+	Start   time.Duration // offset of the attempt's start from T0
+	Plan    string        // the plan's text, PlanV1 if empty
 }
 
 func sha(text string) string {
@@ -41,34 +48,34 @@ func sha(text string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// attemptEvents is a whole attempt as the runner would emit it.
-func attemptEvents(r run) []events.Event {
-	base := r.start
-	if r.plan == "" {
-		r.plan = planV1
+// Events is a whole attempt as the runner would emit it.
+func Events(r Run) []events.Event {
+	base := r.Start
+	if r.Plan == "" {
+		r.Plan = PlanV1
 	}
 	ev := func(d time.Duration, e events.Event) events.Event {
-		e.Time = at(base + d)
+		e.Time = At(base + d)
 		e.Plan = "glm5"
 		return e
 	}
-	step := func(i int) *events.Step { s := planSteps[i]; return &s }
-	vars := map[string]string{"moe_backend": `"` + r.backend + `"`, "api_token": "(sensitive)", "port": "30000"}
+	step := func(i int) *events.Step { s := Steps[i]; return &s }
+	vars := map[string]string{"moe_backend": `"` + r.Backend + `"`, "api_token": "(sensitive)", "port": "30000"}
 	out := []events.Event{
 		ev(0, events.Event{Type: events.AttemptStarted, Version: events.Version, Start: &events.Start{
 			PlanFile:   "/home/me/glm5.hcl",
-			PlanSHA256: sha(r.plan),
+			PlanSHA256: sha(r.Plan),
 			Vars:       vars,
 			Defaults:   map[string]string{"moe_backend": `"flashinfer_cutlass"`, "port": "30000"},
 			Host:       "bench-1",
 			User:       "me",
-			Note:       r.note,
-			Args:       []string{"lockstep", "run", "glm5.hcl", "-var", "moe_backend=" + r.backend, "-var", "api_token=(sensitive)"},
-			Steps:      planSteps,
+			Note:       r.Note,
+			Args:       []string{"lockstep", "run", "glm5.hcl", "-var", "moe_backend=" + r.Backend, "-var", "api_token=(sensitive)"},
+			Steps:      Steps,
 		}}),
 		ev(0, events.Event{Type: events.StepStarted, Step: step(0)}),
 		ev(10*time.Millisecond, events.Event{Type: events.StepAction, Step: step(0), Action: &events.Action{
-			Command: "python3 -m sglang.launch_server --tp 8 --port 30000 --moe-runner-backend " + r.backend,
+			Command: "python3 -m sglang.launch_server --tp 8 --port 30000 --moe-runner-backend " + r.Backend,
 			PID:     4242, PGID: 4242, Log: "/root/sglang.log", MovedLog: "/root/sglang.log.1",
 		}}),
 		ev(2*time.Second, events.Event{Type: events.StepFinished, Step: step(0), Outcome: &events.Outcome{
@@ -77,7 +84,7 @@ func attemptEvents(r run) []events.Event {
 			Evidence: &events.Evidence{Conditions: []events.Condition{{
 				Kind: "postcondition", Source: `strcontains(self.log, "moe_runner_backend='${var.moe_backend}'")`,
 				Range: "glm5.hcl:31:5", State: events.CondHeld,
-			}}, LogLines: []string{"server_args=ServerArgs(moe_runner_backend='" + r.backend + "')"}},
+			}}, LogLines: []string{"server_args=ServerArgs(moe_runner_backend='" + r.Backend + "')"}},
 		}}),
 		ev(2*time.Second, events.Event{Type: events.StepStarted, Step: step(1)}),
 	}
@@ -87,7 +94,7 @@ func attemptEvents(r run) []events.Event {
 			Summary: "probe.health.status: connection refused",
 		}}))
 	}
-	if r.dies {
+	if r.Dies {
 		out = append(out,
 			ev(25*time.Second, events.Event{Type: events.StepFinished, Step: step(1), Outcome: &events.Outcome{
 				Status: events.Failed, Duration: 23 * time.Second,
@@ -102,8 +109,8 @@ func attemptEvents(r run) []events.Event {
 					LogLines: []string{"Traceback (most recent call last):"},
 					LogTail:  map[string][]string{"launch.server": {"Loading safetensors shards: 41%", "Traceback (most recent call last):", "RuntimeError: CUDA error: an illegal memory access was encountered"}},
 					History: []events.Sample{
-						{Time: at(base + 17*time.Second), Summary: "probe.health.status: connection refused"},
-						{Time: at(base + 22*time.Second), Summary: "probe.health.status: connection refused"},
+						{Time: At(base + 17*time.Second), Summary: "probe.health.status: connection refused"},
+						{Time: At(base + 22*time.Second), Summary: "probe.health.status: connection refused"},
 					},
 				},
 			}}),
@@ -139,11 +146,11 @@ func attemptEvents(r run) []events.Event {
 		ev(91*time.Second, events.Event{Type: events.StepFinished, Step: step(3), Outcome: &events.Outcome{
 			Status: events.Confirmed, Duration: time.Minute,
 			Metrics: map[string]float64{
-				"total_tokens_per_s": r.tokens, "output_tokens_per_s": r.tokens / 4, "requests_per_s": r.tokens / 1000,
-				"ttft_p99_ms": r.p99, "latency_p99_ms": r.p99 * 3, "errors": 0, "achieved_concurrency": 1010,
+				"total_tokens_per_s": r.Tokens, "output_tokens_per_s": r.Tokens / 4, "requests_per_s": r.Tokens / 1000,
+				"ttft_p99_ms": r.P99, "latency_p99_ms": r.P99 * 3, "errors": 0, "achieved_concurrency": 1010,
 			},
 			Stats: map[string]events.MetricStats{"total_tokens_per_s": {
-				Values: []float64{r.tokens * 0.98, r.tokens, r.tokens * 1.01}, Median: r.tokens, Min: r.tokens * 0.98, Max: r.tokens * 1.01, Stddev: r.tokens * 0.0125,
+				Values: []float64{r.Tokens * 0.98, r.Tokens, r.Tokens * 1.01}, Median: r.Tokens, Min: r.Tokens * 0.98, Max: r.Tokens * 1.01, Stddev: r.Tokens * 0.0125,
 			}},
 			Evidence: &events.Evidence{Conditions: []events.Condition{
 				{Kind: "postcondition", Source: "self.metrics.total_tokens_per_s >= 1000", State: events.CondHeld},
@@ -155,7 +162,8 @@ func attemptEvents(r run) []events.Event {
 	return out
 }
 
-const planV1 = `plan "glm5" {
+// PlanV1 and PlanV2 are the plan before and after its timeout changed.
+const PlanV1 = `plan "glm5" {
   description = "Bring up GLM-5 and measure throughput"
 }
 
@@ -169,7 +177,7 @@ step "wait" "ready" {
 }
 `
 
-const planV2 = `plan "glm5" {
+const PlanV2 = `plan "glm5" {
   description = "Bring up GLM-5 and measure throughput"
 }
 

@@ -1,4 +1,4 @@
-package plans_test
+package views_test
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"lockstep/plans"
+	"lockstep/views"
 )
 
 // TestExplainGolden explains the reference plans, unresolved and resolved
@@ -14,12 +15,9 @@ import (
 // rewrites). The quickstart grows with the demo; cmd/lockstep's explain
 // script follows it.
 func TestExplainGolden(t *testing.T) {
-	files := []string{"../examples/glm5.hcl", "../examples/vllm.hcl", "testdata/valid/features.hcl"}
+	files := []string{"../examples/glm5.hcl", "../examples/vllm.hcl", features}
 	for _, path := range files {
-		p, diags := plans.ParseFile(path)
-		if diags.HasErrors() {
-			t.Fatal(diags.Error())
-		}
+		p := parsePlan(t, path)
 		scope, diags := p.Resolve(plans.Inputs{})
 		if diags.HasErrors() {
 			t.Fatal(diags.Error())
@@ -34,12 +32,12 @@ func TestExplainGolden(t *testing.T) {
 		} {
 			golden := filepath.Join("testdata/explain", base+"."+c.name+"."+c.ext)
 			t.Run(filepath.Base(golden), func(t *testing.T) {
-				format := map[string]string{"txt": "text", "md": "markdown"}[c.ext]
-				got, err := plans.Explain(p, c.scope, format)
+				format := map[string]views.Format{"txt": views.Text, "md": views.Markdown}[c.ext]
+				got, err := views.Explain(plans.Explain(p, c.scope), format)
 				if err != nil {
 					t.Fatal(err)
 				}
-				again, _ := plans.Explain(p, c.scope, format)
+				again, _ := views.Explain(plans.Explain(p, c.scope), format)
 				if again != got {
 					t.Fatal("Explain gave two different answers for the same input")
 				}
@@ -63,12 +61,35 @@ func TestExplainGolden(t *testing.T) {
 	}
 }
 
+// features is the plan of plans' tests that uses every feature; its
+// goldens name it as plans' tests do.
+const features = "testdata/valid/features.hcl"
+
+// parsePlan parses a plan of the examples, or one of plans' test plans
+// (named as plans' own tests name it, so the goldens say the same).
+func parsePlan(t *testing.T, path string) *plans.Plan {
+	t.Helper()
+	file := path
+	if strings.HasPrefix(path, "testdata/valid/") {
+		file = filepath.Join("..", "plans", path)
+	}
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, diags := plans.Parse(path, src)
+	if diags.HasErrors() {
+		t.Fatalf("%s: %s", path, diags.Error())
+	}
+	return p
+}
+
 func TestExplainHidesSensitive(t *testing.T) {
-	p, _ := plans.ParseFile("testdata/valid/features.hcl")
+	p := parsePlan(t, features)
 	s, _ := p.Resolve(plans.Inputs{})
-	for _, format := range []string{"text", "markdown"} {
+	for _, format := range []views.Format{views.Text, views.Markdown, views.JSON} {
 		for _, scope := range []*plans.Scope{s, nil} {
-			out, err := plans.Explain(p, scope, format)
+			out, err := views.Explain(plans.Explain(p, scope), format)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +101,7 @@ func TestExplainHidesSensitive(t *testing.T) {
 			}
 		}
 	}
-	if _, err := plans.Explain(p, s, "html"); err == nil {
-		t.Error("Explain accepted format html")
+	if _, err := views.Explain(plans.Explain(p, s), 0); err == nil {
+		t.Error("Explain accepted an unknown format")
 	}
 }

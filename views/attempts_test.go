@@ -1,31 +1,32 @@
-package records
+package views_test
 
 import (
 	"bytes"
 	"encoding/xml"
-	"flag"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	junit "github.com/joshdk/go-junit"
 
 	"lockstep/runner/events"
+	"lockstep/runner/records"
+	"lockstep/runner/records/recordstest"
+	"lockstep/views"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// golden compares got with testdata/NAME, or rewrites it with -update. The
-// records root, a temporary directory, reads as ROOT.
+// golden compares got with testdata/attempts/NAME, or rewrites it with
+// -update. The records root, a temporary directory, reads as ROOT.
 func golden(t *testing.T, root, name, got string) {
 	t.Helper()
 	got = strings.ReplaceAll(got, root, "ROOT")
-	path := filepath.Join("testdata", name)
+	path := filepath.Join("testdata", "attempts", name)
 	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -38,7 +39,7 @@ func golden(t *testing.T, root, name, got string) {
 		t.Fatalf("%v (run go test -update to create it)", err)
 	}
 	if got != string(want) {
-		t.Errorf("%s differs (go test -update rewrites it):\n%s", name, strings.Join(unified("want", "got", string(want), got), "\n"))
+		t.Errorf("%s differs (go test -update rewrites it):\n%s", name, got)
 	}
 }
 
@@ -48,16 +49,16 @@ func golden(t *testing.T, root, name, got string) {
 func fixtureRoot(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
-	record := func(plan string, r run, cut func(events.Event) bool) *Writer {
-		r.plan = plan
-		w, err := Open(root, "glm5")
+	record := func(plan string, r recordstest.Run, cut func(events.Event) bool) *records.Writer {
+		r.Plan = plan
+		w, err := records.Open(root, "glm5")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := w.SavePlan([]byte(plan)); err != nil {
 			t.Fatal(err)
 		}
-		for _, e := range attemptEvents(r) {
+		for _, e := range recordstest.Events(r) {
 			if cut != nil && cut(e) {
 				break
 			}
@@ -68,13 +69,13 @@ func fixtureRoot(t *testing.T) string {
 		}
 		return w
 	}
-	record(planV1, run{backend: "flashinfer_cutlass", note: "baseline", tokens: 4000, p99: 800}, nil)
-	record(planV1, run{backend: "flashinfer_trtllm", note: "try trtllm", dies: true, start: 10 * 60e9}, nil)
-	record(planV2, run{backend: "flashinfer_trtllm", note: "trtllm | longer timeout", tokens: 5200.5, p99: 612.25, start: 20 * 60e9}, nil)
-	w := record(planV2, run{backend: "flashinfer_trtllm", note: "rerun", tokens: 1, p99: 1, start: 30 * 60e9}, func(e events.Event) bool {
+	record(recordstest.PlanV1, recordstest.Run{Backend: "flashinfer_cutlass", Note: "baseline", Tokens: 4000, P99: 800}, nil)
+	record(recordstest.PlanV1, recordstest.Run{Backend: "flashinfer_trtllm", Note: "try trtllm", Dies: true, Start: 10 * 60e9}, nil)
+	record(recordstest.PlanV2, recordstest.Run{Backend: "flashinfer_trtllm", Note: "trtllm | longer timeout", Tokens: 5200.5, P99: 612.25, Start: 20 * 60e9}, nil)
+	w := record(recordstest.PlanV2, recordstest.Run{Backend: "flashinfer_trtllm", Note: "rerun", Tokens: 1, P99: 1, Start: 30 * 60e9}, func(e events.Event) bool {
 		return e.Type == events.StepFinished && e.Step.Addr == "wait.ready"
 	})
-	f, err := os.OpenFile(filepath.Join(w.Dir(), EventsFile), os.O_WRONLY|os.O_APPEND, 0)
+	f, err := os.OpenFile(filepath.Join(w.Dir(), records.EventsFile), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,51 +84,55 @@ func fixtureRoot(t *testing.T) string {
 	return root
 }
 
-func load(t *testing.T, root string, n int) *Attempt {
+func load(t *testing.T, root string, n int) *records.Attempt {
 	t.Helper()
-	a, err := Load(AttemptDir(root, "glm5", n))
+	a, err := records.Load(records.AttemptDir(root, "glm5", n))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return a
 }
 
-var formats = map[string]string{Text: "txt", Markdown: "md", JSON: "json"}
+var formats = map[views.Format]string{views.Text: "txt", views.Markdown: "md", views.JSON: "json"}
 
 func TestRenderingsMatchGoldens(t *testing.T) {
 	root := fixtureRoot(t)
-	atts, err := List(root, "glm5")
+	atts, err := records.List(root, "glm5")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for format, ext := range formats {
-		t.Run(format, func(t *testing.T) {
-			out, err := Table(atts, format)
+		t.Run(format.String(), func(t *testing.T) {
+			out, err := views.Attempts(records.Tables(atts), format)
 			if err != nil {
 				t.Fatal(err)
 			}
 			golden(t, root, "table."+ext, out)
 
-			out, err = Matrix(root, "glm5", []int{1, 3}, format)
+			matrix, err := records.LoadAll(root, "glm5", []int{1, 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err = views.Attempts(records.Tables(matrix), format)
 			if err != nil {
 				t.Fatal(err)
 			}
 			golden(t, root, "matrix-1-3."+ext, out)
 
 			for _, n := range []int{2, 3, 4} {
-				out, err := Show(load(t, root, n), format)
+				out, err := views.Show(load(t, root, n), format)
 				if err != nil {
 					t.Fatal(err)
 				}
 				golden(t, root, "show-"+string(rune('0'+n))+"."+ext, out)
 			}
 
-			out, err = Diff(load(t, root, 1), load(t, root, 3), format)
+			out, err = views.AttemptDiff(load(t, root, 1), load(t, root, 3), format)
 			if err != nil {
 				t.Fatal(err)
 			}
 			golden(t, root, "diff-1-3."+ext, out)
-			out, err = Diff(load(t, root, 2), load(t, root, 4), format)
+			out, err = views.AttemptDiff(load(t, root, 2), load(t, root, 4), format)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +141,7 @@ func TestRenderingsMatchGoldens(t *testing.T) {
 	}
 	for _, n := range []int{2, 4} {
 		var b bytes.Buffer
-		if err := WriteJUnit(&b, load(t, root, n)); err != nil {
+		if err := views.JUnit(&b, load(t, root, n)); err != nil {
 			t.Fatal(err)
 		}
 		golden(t, root, "junit-"+string(rune('0'+n))+".xml", b.String())
@@ -147,8 +152,8 @@ func TestRenderingsMatchGoldens(t *testing.T) {
 // -update cannot bless a regression in them.
 func TestTableSaysWhatDiffersAndWhy(t *testing.T) {
 	root := fixtureRoot(t)
-	atts, _ := List(root, "glm5")
-	out, err := Table(atts, Text)
+	atts, _ := records.List(root, "glm5")
+	out, err := views.Attempts(records.Tables(atts), views.Text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +196,7 @@ func TestTableSaysWhatDiffersAndWhy(t *testing.T) {
 
 func TestShowSaysAKilledRunWasInterrupted(t *testing.T) {
 	root := fixtureRoot(t)
-	out, err := Show(load(t, root, 4), Text)
+	out, err := views.Show(load(t, root, 4), views.Text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,8 +216,8 @@ func TestShowSaysAKilledRunWasInterrupted(t *testing.T) {
 
 func TestDiffGivesDeltasAndThePlanChange(t *testing.T) {
 	root := fixtureRoot(t)
-	c := Compare(load(t, root, 1), load(t, root, 3))
-	if len(c.Variables) != 1 || c.Variables[0] != (Change{Name: "moe_backend", A: `"flashinfer_cutlass"`, B: `"flashinfer_trtllm"`}) {
+	c := records.Compare(load(t, root, 1), load(t, root, 3))
+	if len(c.Variables) != 1 || c.Variables[0] != (records.Change{Name: "moe_backend", A: `"flashinfer_cutlass"`, B: `"flashinfer_trtllm"`}) {
 		t.Errorf("variables %+v", c.Variables)
 	}
 	if len(c.Sensitive) != 1 || c.Sensitive[0] != "api_token" {
@@ -222,7 +227,7 @@ func TestDiffGivesDeltasAndThePlanChange(t *testing.T) {
 	if c.PlanSame || !strings.Contains(diff, `-  timeout = "30m"`) || !strings.Contains(diff, `+  interval = "5s"`) {
 		t.Errorf("plan diff:\n%s", diff)
 	}
-	var tokens *MetricChange
+	var tokens *records.MetricChange
 	for i, m := range c.Metrics {
 		if m.Metric == "total_tokens_per_s" {
 			tokens = &c.Metrics[i]
@@ -231,7 +236,7 @@ func TestDiffGivesDeltasAndThePlanChange(t *testing.T) {
 	if tokens == nil || *tokens.Delta != 1200.5 || math.Abs(*tokens.Percent-30.0125) > 1e-9 {
 		t.Errorf("total_tokens_per_s change %+v", tokens)
 	}
-	same := Compare(load(t, root, 1), load(t, root, 2))
+	same := records.Compare(load(t, root, 1), load(t, root, 2))
 	if !same.PlanSame || same.PlanDiff != nil {
 		t.Errorf("same plan reads changed: %v", same.PlanDiff)
 	}
@@ -241,15 +246,18 @@ func TestDiffGivesDeltasAndThePlanChange(t *testing.T) {
 }
 
 func TestUnknownFormatIsRefused(t *testing.T) {
-	a := &Attempt{Plan: "p", Number: 1}
-	if _, err := Table([]*Attempt{a}, "yaml"); err == nil || !strings.Contains(err.Error(), `unknown format "yaml"`) {
-		t.Errorf("Table: %v", err)
+	a := &records.Attempt{Plan: "p", Number: 1}
+	if _, err := views.ParseFormat("yaml"); err == nil || !strings.Contains(err.Error(), `unknown format "yaml"`) {
+		t.Errorf("ParseFormat: %v", err)
 	}
-	if _, err := Show(a, "html"); err == nil {
-		t.Error("Show accepted html")
+	if _, err := views.Attempts(records.Tables([]*records.Attempt{a}), 0); err == nil {
+		t.Error("Attempts accepted an unknown format")
 	}
-	if _, err := Diff(a, a, "csv"); err == nil {
-		t.Error("Diff accepted csv")
+	if _, err := views.Show(a, 0); err == nil {
+		t.Error("Show accepted an unknown format")
+	}
+	if _, err := views.AttemptDiff(a, a, 0); err == nil {
+		t.Error("AttemptDiff accepted an unknown format")
 	}
 }
 
@@ -257,25 +265,25 @@ func TestUnknownFormatIsRefused(t *testing.T) {
 // when the runner slips and leaves it in a default or on the command line.
 func TestSensitiveValueIsWrittenNowhere(t *testing.T) {
 	root := t.TempDir()
-	w, err := Open(root, "glm5")
+	w, err := records.Open(root, "glm5")
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs := attemptEvents(run{backend: "flashinfer_cutlass", tokens: 1, p99: 1})
+	evs := recordstest.Events(recordstest.Run{Backend: "flashinfer_cutlass", Tokens: 1, P99: 1})
 	start := *evs[0].Start
-	start.Defaults = map[string]string{"moe_backend": `"flashinfer_cutlass"`, "api_token": `"` + secret + `"`}
-	start.Args = []string{"lockstep", "run", "glm5.hcl", "-var", "api_token=" + secret, "-var=api_token=" + secret, "--var", "port=30001"}
+	start.Defaults = map[string]string{"moe_backend": `"flashinfer_cutlass"`, "api_token": `"` + recordstest.Secret + `"`}
+	start.Args = []string{"lockstep", "run", "glm5.hcl", "-var", "api_token=" + recordstest.Secret, "-var=api_token=" + recordstest.Secret, "--var", "port=30001"}
 	evs[0].Start = &start
 	emitAll(t, w, evs)
-	if start.Args[4] != "api_token="+secret {
+	if start.Args[4] != "api_token="+recordstest.Secret {
 		t.Error("the runner's Start was changed")
 	}
 
 	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			b, _ := os.ReadFile(path)
-			if bytes.Contains(b, []byte(secret)) {
-				t.Errorf("%s holds the secret", path)
+			if bytes.Contains(b, []byte(recordstest.Secret)) {
+				t.Errorf("%s holds the recordstest.Secret", path)
 			}
 		}
 		return nil
@@ -287,9 +295,9 @@ func TestSensitiveValueIsWrittenNowhere(t *testing.T) {
 	var outs []string
 	for format := range formats {
 		for _, f := range []func() (string, error){
-			func() (string, error) { return Table([]*Attempt{a}, format) },
-			func() (string, error) { return Show(a, format) },
-			func() (string, error) { return Diff(a, a, format) },
+			func() (string, error) { return views.Attempts(records.Tables([]*records.Attempt{a}), format) },
+			func() (string, error) { return views.Show(a, format) },
+			func() (string, error) { return views.AttemptDiff(a, a, format) },
 		} {
 			out, err := f()
 			if err != nil {
@@ -299,11 +307,11 @@ func TestSensitiveValueIsWrittenNowhere(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	WriteJUnit(&b, a)
+	views.JUnit(&b, a)
 	outs = append(outs, b.String())
 	for _, out := range outs {
-		if strings.Contains(out, secret) {
-			t.Errorf("a rendering holds the secret:\n%s", out)
+		if strings.Contains(out, recordstest.Secret) {
+			t.Errorf("a rendering holds the recordstest.Secret:\n%s", out)
 		}
 	}
 }
@@ -313,7 +321,7 @@ func TestSensitiveValueIsWrittenNowhere(t *testing.T) {
 func TestJUnitParses(t *testing.T) {
 	root := fixtureRoot(t)
 	var b bytes.Buffer
-	if err := WriteJUnit(&b, load(t, root, 2)); err != nil {
+	if err := views.JUnit(&b, load(t, root, 2)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -380,7 +388,7 @@ func TestJUnitParses(t *testing.T) {
 	a := load(t, root, 2)
 	a.Steps[1].Outcome.Evidence.LogTail["launch.server"] = []string{"\x1b[31mred\x1b[0m", "a ]]> b", "nul\x00"}
 	b.Reset()
-	if err := WriteJUnit(&b, a); err != nil {
+	if err := views.JUnit(&b, a); err != nil {
 		t.Fatal(err)
 	}
 	doc.Suites = nil
@@ -393,7 +401,7 @@ func TestJUnitParses(t *testing.T) {
 
 	// The killed attempt: the step it was killed in is an error.
 	b.Reset()
-	WriteJUnit(&b, load(t, root, 4))
+	views.JUnit(&b, load(t, root, 4))
 	suites, err = junit.IngestReader(bytes.NewReader(b.Bytes()))
 	if err != nil {
 		t.Fatal(err)
@@ -416,13 +424,13 @@ func TestShowGivesACommandOnceAndItsOutput(t *testing.T) {
 		"before": {{Command: "./migrate.sh"}, {Command: "./migrate.sh", ExitCode: &code}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			a := &Attempt{Plan: "db", Number: 1, Outcome: events.Outcome{Status: events.Failed, Failed: "run.migrate"}, Steps: []*Step{{
+			a := &records.Attempt{Plan: "db", Number: 1, Outcome: events.Outcome{Status: events.Failed, Failed: "run.migrate"}, Steps: []*records.Step{{
 				Step:    events.Step{Addr: "run.migrate", Kind: "run", Name: "migrate", Count: 1},
 				Status:  events.Failed,
 				Actions: actions,
 				Outcome: out,
 			}}}
-			got, err := Show(a, Text)
+			got, err := views.Show(a, views.Text)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -445,11 +453,11 @@ func TestShowPrintsNoRawControls(t *testing.T) {
 		LogLines: []string{"\x1b[31mTraceback\x1b[0m (most recent call last):"},
 		LogTail:  map[string][]string{"launch.server": {"shards:  50%\rshards: 100%\x1b[2K", "bell\a here"}},
 	}}
-	a := &Attempt{Plan: "srv", Number: 1, Outcome: events.Outcome{Status: events.Failed, Failed: "wait.ready"}, Steps: []*Step{{
+	a := &records.Attempt{Plan: "srv", Number: 1, Outcome: events.Outcome{Status: events.Failed, Failed: "wait.ready"}, Steps: []*records.Step{{
 		Step: events.Step{Addr: "wait.ready", Kind: "wait", Name: "ready", Count: 1}, Status: events.Failed, Outcome: out,
 	}}}
-	for _, format := range []string{Text, Markdown} {
-		got, err := Show(a, format)
+	for _, format := range []views.Format{views.Text, views.Markdown} {
+		got, err := views.Show(a, format)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -461,5 +469,48 @@ func TestShowPrintsNoRawControls(t *testing.T) {
 				t.Errorf("%s: show lacks %q:\n%s", format, want, got)
 			}
 		}
+	}
+}
+
+func emitAll(t *testing.T, w *records.Writer, evs []events.Event) {
+	t.Helper()
+	for _, e := range evs {
+		w.Emit(e)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
+
+// A clean interrupt is not a killed run: the step's own reason shows, and
+// the metrics it measured are kept and marked partial.
+func TestShowAnInterruptedBenchmark(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	st := events.Step{Addr: "benchmark.load", Kind: "benchmark", Name: "load", Count: 1}
+	a := &records.Attempt{Plan: "p", Number: 1, Started: t0, Finished: t0.Add(time.Minute),
+		Outcome: events.Outcome{Status: events.Interrupted, Reason: "interrupted by SIGINT (Ctrl-C)", Failed: st.Addr},
+		Steps: []*records.Step{{Step: st, Status: events.Interrupted, Started: t0, Finished: t0.Add(time.Minute), Outcome: &events.Outcome{
+			Status: events.Interrupted, Reason: "interrupted by SIGINT (Ctrl-C)", Partial: true, Metrics: map[string]float64{"requests_per_s": 812.5},
+		}}}}
+	out, err := views.Show(a, views.Text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"p attempt 1: interrupted\n", "reason   interrupted by SIGINT (Ctrl-C)", "metrics  partial: what was measured until the step was cut short", "812.5 (partial)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "killed") {
+		t.Errorf("a clean interrupt shows as killed:\n%s", out)
+	}
+	whole := &records.Attempt{Plan: "p", Number: 2, Outcome: events.Outcome{Status: events.Confirmed},
+		Steps: []*records.Step{{Step: st, Status: events.Confirmed, Outcome: &events.Outcome{Status: events.Confirmed, Metrics: map[string]float64{"requests_per_s": 1000}}}}}
+	if d, err := views.AttemptDiff(a, whole, views.Text); err != nil || !strings.Contains(d, "812.5 (partial)") {
+		t.Errorf("diff does not mark the partial value: %v\n%s", err, d)
+	}
+	table, err := views.Attempts(records.Tables([]*records.Attempt{a}), views.JSON)
+	if err != nil || !strings.Contains(table, `"partial_metrics": [`) {
+		t.Errorf("table json: %v\n%s", err, table)
 	}
 }
