@@ -179,11 +179,11 @@ func New(ctx context.Context, opts Options) (_ *Fleet, err error) {
 	if err := Sweep(); err != nil {
 		return nil, fmt.Errorf("sweep fleets left by dead processes: %w", err)
 	}
-	id, subnet, err := claim()
+	u, err := user.Current()
 	if err != nil {
 		return nil, err
 	}
-	u, err := user.Current()
+	id, subnet, err := claim()
 	if err != nil {
 		return nil, err
 	}
@@ -197,14 +197,6 @@ func New(ctx context.Context, opts Options) (_ *Fleet, err error) {
 		KeepaliveInterval: opts.KeepaliveInterval,
 		KeepaliveMax:      opts.KeepaliveMax,
 	}
-	register(f)
-	defer func() {
-		if err != nil {
-			if cerr := f.Close(); cerr != nil {
-				err = fmt.Errorf("%w; and tearing down: %v", err, cerr)
-			}
-		}
-	}()
 	for _, h := range opts.Hide {
 		if _, err := os.Stat(h); err == nil {
 			f.hide = append(f.hide, h)
@@ -228,6 +220,17 @@ func New(ctx context.Context, opts Options) (_ *Fleet, err error) {
 		h.config = filepath.Join(h.Dir, "sshd_config")
 		f.Hosts = append(f.Hosts, h)
 	}
+	// Registered once f.Hosts is whole: the signal handler reads it. A
+	// signal before this leaves only the claimed directory, which the next
+	// sweep removes.
+	register(f)
+	defer func() {
+		if err != nil {
+			if cerr := f.Close(); cerr != nil {
+				err = fmt.Errorf("%w; and tearing down: %v", err, cerr)
+			}
+		}
+	}()
 	// sshd refuses to start without its privilege separation directory,
 	// which only the openssh-server service normally creates.
 	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
