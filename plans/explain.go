@@ -236,6 +236,9 @@ func (e *explain) probe(pr *Probe) {
 	if pr.Since != "" {
 		head += " since step." + pr.Since + " started"
 	}
+	if sum := e.lang.ProbeSummary(pr, e.scope); sum != "" {
+		head += " (" + sum + ")"
+	}
 	e.field(fmt.Sprintf("Probe %q", pr.Name), head)
 	var names []string
 	if k := e.lang.ProbeKind(pr.Kind); k != nil {

@@ -1,4 +1,4 @@
-package steps
+package probes
 
 import (
 	"context"
@@ -33,7 +33,7 @@ func eqReading(a, b *float64) bool {
 	return *a == *b
 }
 
-func eqGPU(a, b GPU) bool {
+func eqGPU(a, b GPUState) bool {
 	return a.Index == b.Index && a.Name == b.Name && a.UUID == b.UUID &&
 		eqReading(a.MemoryUsedMiB, b.MemoryUsedMiB) && eqReading(a.MemoryTotalMiB, b.MemoryTotalMiB) &&
 		eqReading(a.UtilizationPct, b.UtilizationPct) && eqReading(a.PowerDrawW, b.PowerDrawW) &&
@@ -47,7 +47,7 @@ func showReading(v *float64) string {
 	return strconv.FormatFloat(*v, 'g', -1, 64)
 }
 
-func showGPU(g GPU) string {
+func showGPU(g GPUState) string {
 	return strings.Join([]string{
 		strconv.Itoa(g.Index), g.Name, g.UUID,
 		showReading(g.MemoryUsedMiB), showReading(g.MemoryTotalMiB), showReading(g.UtilizationPct),
@@ -61,19 +61,19 @@ func TestParseGPUsFixtures(t *testing.T) {
 	tests := []struct {
 		file  string
 		count int
-		check map[int]GPU // by position
+		check map[int]GPUState // by position
 	}{
-		{"h100-idle.gpus.csv", 8, map[int]GPU{
+		{"h100-idle.gpus.csv", 8, map[int]GPUState{
 			0: {0, "NVIDIA H100 80GB HBM3", "GPU-0d951c95-602f-417c-2d01-7e07fc10d0f9", f64(0), f64(81559), f64(0), f64(69.03), f64(700), f64(28)},
 		}},
-		{"h100-loaded.gpus.csv", 8, map[int]GPU{
+		{"h100-loaded.gpus.csv", 8, map[int]GPUState{
 			0: {0, "NVIDIA H100 80GB HBM3", "GPU-0d951c95-602f-417c-2d01-7e07fc10d0f9", f64(78822), f64(81559), f64(98), f64(655.38), f64(700), f64(62)},
 			7: {7, "NVIDIA H100 80GB HBM3", "GPU-7c8e4071-2b59-6ba9-31fe-97ea8c90cab1", f64(78194), f64(81559), f64(98), f64(686.25), f64(700), f64(70)},
 		}},
-		{"b200-loaded.gpus.csv", 8, map[int]GPU{
+		{"b200-loaded.gpus.csv", 8, map[int]GPUState{
 			1: {1, "NVIDIA B200", "GPU-4eb8fc1f-3b5c-2844-f739-85764ea1996c", f64(171876), f64(183359), f64(96), f64(889.11), f64(1000), f64(49)},
 		}},
-		{"unknowns.gpus.csv", 2, map[int]GPU{
+		{"unknowns.gpus.csv", 2, map[int]GPUState{
 			0: {0, "NVIDIA H100 PCIe", "GPU-c2155774-99cf-eab4-4ac2-c02245d1e6e6", f64(40211), f64(81559), f64(63), nil, f64(350), f64(51)},
 			1: {1, "NVIDIA H100 PCIe", "GPU-1b0738b6-2027-c10f-38de-e768d98f85b0", f64(13), f64(81559), nil, f64(61.27), f64(350), nil},
 		}},
@@ -106,19 +106,19 @@ func TestParseGPUs(t *testing.T) {
 	tests := []struct {
 		name    string
 		in      string
-		want    []GPU
+		want    []GPUState
 		wantErr string // substring; "" means no error
 	}{
-		{"empty output", "", []GPU{}, ""},
-		{"no devices", "No devices were found\n", []GPU{}, ""},
+		{"empty output", "", []GPUState{}, ""},
+		{"no devices", "No devices were found\n", []GPUState{}, ""},
 		{"one line", "0, NVIDIA H100 80GB HBM3, " + uuid + ", 1, 81559, 0, 69.88, 700.00, 32\n",
-			[]GPU{{0, "NVIDIA H100 80GB HBM3", uuid, f64(1), f64(81559), f64(0), f64(69.88), f64(700), f64(32)}}, ""},
+			[]GPUState{{0, "NVIDIA H100 80GB HBM3", uuid, f64(1), f64(81559), f64(0), f64(69.88), f64(700), f64(32)}}, ""},
 		{"CRLF, tabs and blank lines", "\r\n0,NVIDIA A100-SXM4-80GB ,\t" + uuid + ",0,81920,0,61.2,400.00,30\r\n\r\n",
-			[]GPU{{0, "NVIDIA A100-SXM4-80GB", uuid, f64(0), f64(81920), f64(0), f64(61.2), f64(400), f64(30)}}, ""},
+			[]GPUState{{0, "NVIDIA A100-SXM4-80GB", uuid, f64(0), f64(81920), f64(0), f64(61.2), f64(400), f64(30)}}, ""},
 		{"every reading unknown", "3, NVIDIA H100, " + uuid + ", [N/A], [N/A], [Not Supported], [Unknown Error], N/A, [GPU requires reset]\n",
-			[]GPU{{3, "NVIDIA H100", uuid, nil, nil, nil, nil, nil, nil}}, ""},
+			[]GPUState{{3, "NVIDIA H100", uuid, nil, nil, nil, nil, nil, nil}}, ""},
 		{"name with a comma", "0, Card, Rev 2, " + uuid + ", 1, 2, 3, 4, 5, 6\n",
-			[]GPU{{0, "Card, Rev 2", uuid, f64(1), f64(2), f64(3), f64(4), f64(5), f64(6)}}, ""},
+			[]GPUState{{0, "Card, Rev 2", uuid, f64(1), f64(2), f64(3), f64(4), f64(5), f64(6)}}, ""},
 		{"too few fields", "0, NVIDIA H100, " + uuid + "\n", nil, `line 1 "0, NVIDIA H100, ` + uuid + `": want 9 fields, got 3`},
 		{"bad number on line 2", "0, A, u0, 1, 2, 3, 4, 5, 6\n1, A, u1, 1, 2, 3, lots, 5, 6\n", nil, `line 2 "1, A, u1, 1, 2, 3, lots, 5, 6": field 7: "lots" is not a number`},
 		{"unknown index", "[N/A], A, u0, 1, 2, 3, 4, 5, 6\n", nil, `index "[N/A]" is not a number`},
@@ -210,7 +210,7 @@ func TestParseGPUApps(t *testing.T) {
 	}
 }
 
-func parseFixtures(t *testing.T, name string) ([]GPU, []GPUProcess) {
+func parseFixtures(t *testing.T, name string) ([]GPUState, []GPUProcess) {
 	t.Helper()
 	gpus, err := parseGPUs(fixture(t, name+".gpus.csv"))
 	if err != nil {
@@ -340,7 +340,7 @@ func atoi(s string) (int, bool) {
 func TestGPUValueTypes(t *testing.T) {
 	loaded := gpuValue(parseFixtures(t, "h100-loaded"))
 	unknowns := gpuValue(parseFixtures(t, "unknowns"))
-	none := gpuValue([]GPU{}, nil)
+	none := gpuValue([]GPUState{}, nil)
 	for name, v := range map[string]cty.Value{"unknowns": unknowns, "no GPUs": none} {
 		if !v.Type().Equals(loaded.Type()) {
 			t.Errorf("%s: type %#v differs from a loaded box's %#v", name, v.Type(), loaded.Type())

@@ -1,4 +1,4 @@
-package steps
+package probes
 
 import (
 	"context"
@@ -11,8 +11,28 @@ import (
 
 	"github.com/zclconf/go-cty/cty"
 
+	"lockstep/schema"
 	"lockstep/targets"
 )
+
+// newProbe decodes attrs onto kind's defaults as the runner does and
+// makes the probe on the local target.
+func newProbe(t *testing.T, kind string, attrs map[string]cty.Value, s Spec) (Probe, error) {
+	return newProbeOn(t, targets.NewLocal(), kind, attrs, s)
+}
+
+func newProbeOn(t *testing.T, tg targets.Target, kind string, attrs map[string]cty.Value, s Spec) (Probe, error) {
+	t.Helper()
+	k, ok := Lookup(kind)
+	if !ok {
+		t.Fatalf("no probe kind %q", kind)
+	}
+	cfg := k.Defaults()
+	if err := schema.DecodeChecked(attrs, cfg); err != nil {
+		return nil, err
+	}
+	return cfg.New(context.Background(), tg, s)
+}
 
 func TestHTTPProbeParsesJSONOnlyWhenRead(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -30,7 +50,7 @@ func TestHTTPProbeParsesJSONOnlyWhenRead(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			p, err := NewProbe(ctx, targets.NewLocal(), ProbeSpec{Kind: "http", Name: "h", Attrs: map[string]cty.Value{"url": cty.StringVal(srv.URL)}, Reads: tc.reads})
+			p, err := newProbe(t, "http", map[string]cty.Value{"url": cty.StringVal(srv.URL)}, Spec{Reads: tc.reads})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,7 +87,7 @@ func TestLogProbeMakesOnlyWhatIsRead(t *testing.T) {
 		{"only last_line read", map[string]bool{"last_line": true}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := NewProbe(ctx, targets.NewLocal(), ProbeSpec{Kind: "log", Name: "l", Attrs: map[string]cty.Value{"path": cty.StringVal(path)}, Reads: tc.reads})
+			p, err := newProbe(t, "log", map[string]cty.Value{"path": cty.StringVal(path)}, Spec{Reads: tc.reads})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,9 +145,9 @@ func TestHTTPProbeReportsTheFirstAnswer(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("follow_redirects=%v", tc.follow), func(t *testing.T) {
 			ctx := context.Background()
-			p, err := NewProbe(ctx, local, ProbeSpec{Kind: "http", Name: "h", HTTP: pools, Attrs: map[string]cty.Value{
+			p, err := newProbeOn(t, local, "http", map[string]cty.Value{
 				"url": cty.StringVal(srv.URL + "/"), "follow_redirects": cty.BoolVal(tc.follow),
-			}})
+			}, Spec{HTTP: pools})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package steps
+package probes
 
 import (
 	"bytes"
@@ -9,8 +9,50 @@ import (
 
 	"github.com/zclconf/go-cty/cty"
 
+	"lockstep/schema"
 	"lockstep/targets"
 )
+
+// GPU is the gpu probe: it reads the GPUs' state with nvidia-smi on the
+// target. It has no attributes.
+type GPU struct{}
+
+// gpuDefaults is the gpu probe's config.
+func gpuDefaults() *GPU { return &GPU{} }
+
+func gpuKind() Kind {
+	return Kind{
+		Name: "gpu", Doc: "reads the GPUs' state with nvidia-smi",
+		Defaults: func() Config { return gpuDefaults() },
+		Outputs: []schema.Output{
+			{Name: "gpus", Type: cty.DynamicPseudoType, Doc: "one object per GPU: index, name, memory_used_mib, memory_total_mib, utilization_percent, temperature_c"},
+			{Name: "processes", Type: cty.DynamicPseudoType, Doc: "one object per GPU process: gpu, pid, name, memory_used_mib"},
+			{Name: "count", Type: cty.Number, Doc: "number of GPUs"},
+		},
+	}
+}
+
+func (c *GPU) Check() error { return nil }
+
+func (c *GPU) Summary() string { return "" }
+
+func (c *GPU) New(_ context.Context, t targets.Target, _ Spec) (Probe, error) {
+	return &gpuProbe{t: t}, nil
+}
+
+type gpuProbe struct{ t targets.Target }
+
+func (p *gpuProbe) Observe(ctx context.Context) (cty.Value, error) {
+	gpus, procs, err := queryGPUs(ctx, p.t)
+	if err != nil {
+		return cty.NilVal, err
+	}
+	return gpuValue(gpus, procs), nil
+}
+
+// A missing driver will not appear by waiting: a step reading the gpu
+// probe fails at once rather than at its timeout.
+func (e *GPUDriverError) Permanent() bool { return true }
 
 // The gpu probe asks nvidia-smi two questions on the target: the state of
 // each GPU, and which processes hold GPU memory. Both in CSV without header
@@ -20,10 +62,10 @@ const (
 	gpuAppsCommand  = "nvidia-smi --query-compute-apps=pid,gpu_uuid,used_memory,process_name --format=csv,noheader,nounits"
 )
 
-// GPU is one line of nvidia-smi --query-gpu. A reading nvidia-smi cannot
+// GPUState is one line of nvidia-smi --query-gpu. A reading nvidia-smi cannot
 // give ("[N/A]", "[Not Supported]": utilization in MIG mode, power on some
 // boards) is nil, and null in the probe's value, never a made-up zero.
-type GPU struct {
+type GPUState struct {
 	Index          int
 	Name           string
 	UUID           string
@@ -126,7 +168,7 @@ func isNoDevices(out []byte) bool {
 
 // queryGPUs runs both nvidia-smi queries on t and parses them, processes
 // matched to their GPU.
-func queryGPUs(ctx context.Context, t targets.Target) ([]GPU, []GPUProcess, error) {
+func queryGPUs(ctx context.Context, t targets.Target) ([]GPUState, []GPUProcess, error) {
 	res, err := t.Run(ctx, targets.Command{Line: gpuQueryCommand})
 	if err != nil {
 		return nil, nil, fmt.Errorf("gpu: running nvidia-smi on %s: %w", t.Name(), err)
@@ -161,14 +203,14 @@ func queryGPUs(ctx context.Context, t targets.Target) ([]GPU, []GPUProcess, erro
 const gpuFields = 9
 
 // parseGPUs parses the output of gpuQueryCommand.
-func parseGPUs(out []byte) ([]GPU, error) {
+func parseGPUs(out []byte) ([]GPUState, error) {
 	if problem, ok := driverProblem(out); ok {
 		return nil, &GPUDriverError{Problem: problem, Output: firstLine(out)}
 	}
 	if isNoDevices(out) {
-		return []GPU{}, nil
+		return []GPUState{}, nil
 	}
-	gpus := []GPU{}
+	gpus := []GPUState{}
 	for n, line := range nonBlankLines(out) {
 		f := splitCSV(line)
 		if len(f) < gpuFields {
@@ -183,7 +225,7 @@ func parseGPUs(out []byte) ([]GPU, error) {
 		if err != nil {
 			return nil, fmt.Errorf("gpu: nvidia-smi line %d %q: index %q is not a number", n, line, f[0])
 		}
-		g := GPU{Index: index, Name: f[1], UUID: f[2]}
+		g := GPUState{Index: index, Name: f[1], UUID: f[2]}
 		for i, dst := range []**float64{&g.MemoryUsedMiB, &g.MemoryTotalMiB, &g.UtilizationPct, &g.PowerDrawW, &g.PowerLimitW, &g.TemperatureC} {
 			v, err := reading(f[3+i])
 			if err != nil {
@@ -235,7 +277,7 @@ func parseGPUApps(out []byte) ([]GPUProcess, error) {
 
 // matchGPUs sets each process's GPUIndex from its GPU's UUID, -1 when no
 // GPU in gpus has it (one that vanished between the two queries).
-func matchGPUs(procs []GPUProcess, gpus []GPU) {
+func matchGPUs(procs []GPUProcess, gpus []GPUState) {
 	byUUID := make(map[string]int, len(gpus))
 	for _, g := range gpus {
 		byUUID[g.UUID] = g.Index
@@ -323,7 +365,7 @@ func gpuProcessObjectType() cty.Type {
 // power_limit_w, temperature_c), processes (list of objects: pid,
 // gpu_index, gpu_uuid, used_memory_mib, name) and count (of GPUs). Unknown
 // readings, an unknown process name and an unmatched gpu_index are null.
-func gpuValue(gpus []GPU, procs []GPUProcess) cty.Value {
+func gpuValue(gpus []GPUState, procs []GPUProcess) cty.Value {
 	byUUID := make(map[string]int, len(gpus))
 	gs := make([]cty.Value, 0, len(gpus))
 	for _, g := range gpus {
