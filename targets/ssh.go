@@ -48,6 +48,9 @@ type SSH struct {
 	// more than MaxSessions (default 10) on one connection, workers
 	// included.
 	runSessions chan struct{}
+	// watchSessions holds the session of the one watch (WatchFiles) the
+	// target runs at a time.
+	watchSessions chan struct{}
 
 	mu      sync.Mutex
 	conn    *sshConn
@@ -70,10 +73,11 @@ func newSSH(name string, cfg SSHConfig, r resolver) *SSH {
 		cfg.Host = name
 	}
 	return &SSH{
-		name:        name,
-		cfg:         withDefaults(cfg, r),
-		resolver:    r,
-		runSessions: make(chan struct{}, maxRunSessions),
+		name:          name,
+		cfg:           withDefaults(cfg, r),
+		resolver:      r,
+		runSessions:   make(chan struct{}, maxRunSessions),
+		watchSessions: make(chan struct{}, maxWatchSessions),
 	}
 }
 
@@ -1194,7 +1198,7 @@ func (s *SSH) Processes(ctx context.Context, match string) ([]ProcessInfo, error
 	// The script's subshell, its children and the worker running it.
 	self, worker, lines := scriptSelf(strings.Split(string(stats), "\n"))
 	cmds := splitCmdlines(cmdlines)
-	var list []ProcessInfo
+	var all []procSeen
 	for _, l := range lines {
 		if l == "" {
 			continue
@@ -1203,8 +1207,13 @@ func (s *SSH) Processes(ctx context.Context, match string) ([]ProcessInfo, error
 		if err != nil || st.PID == self || st.PPID == self || st.PID == worker {
 			continue
 		}
-		cmd := procCommand(cmds[st.PID], st.Comm)
-		if strings.Contains(cmd, workerMark) || !re.MatchString(cmd) {
+		all = append(all, procSeen{stat: st, command: procCommand(cmds[st.PID], st.Comm)})
+	}
+	watching := watchProcesses(all)
+	var list []ProcessInfo
+	for _, p := range all {
+		st, cmd := p.stat, p.command
+		if strings.Contains(cmd, workerMark) || watching[st.PID] || !re.MatchString(cmd) {
 			continue
 		}
 		list = append(list, ProcessInfo{PID: st.PID, PPID: st.PPID, PGID: st.PGID, Session: st.Session, StartTime: st.StartTime, State: st.State, Command: cmd})

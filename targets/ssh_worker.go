@@ -28,11 +28,13 @@ import (
 // such) are OpenSSH's, and a stray background writer can never mix its
 // output into a later call.
 
-// maxWorkers and maxRunSessions together stay under OpenSSH's default
-// MaxSessions of 10 per connection, with room for killGroup's sessions.
+// maxWorkers, maxRunSessions and maxWatchSessions together stay under
+// OpenSSH's default MaxSessions of 10 per connection, with room for
+// killGroup's session.
 const (
-	maxWorkers     = 4
-	maxRunSessions = 4
+	maxWorkers       = 4
+	maxRunSessions   = 4
+	maxWatchSessions = 1
 )
 
 // workerLoop reads a token line, the script's lines up to the token
