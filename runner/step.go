@@ -52,6 +52,7 @@ type stepRun struct {
 	// followers are the logs this step follows: its log probes and, for a
 	// launch, its own log.
 	followers []*steps.Follower
+	logWatch  *logWatch // wakes the wait when a follower's file may have changed
 	own       *launched // the process this launch started
 	ownLog    *steps.Follower
 	// following says why the launch is neither alive nor dead: its
@@ -146,6 +147,7 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 		r.record(s)
 		out.Outputs = s.outputs()
 		r.emit(events.Event{Type: events.StepFinished, Step: &ev, Outcome: &out})
+		s.endWatch() // once told: the step is decided, its watch ends
 	}()
 
 	sctx, cancel := context.WithCancelCause(ctx)

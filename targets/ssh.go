@@ -48,9 +48,6 @@ type SSH struct {
 	// more than MaxSessions (default 10) on one connection, workers
 	// included.
 	runSessions chan struct{}
-	// watchSessions holds the session of the one watch (WatchFiles) the
-	// target runs at a time.
-	watchSessions chan struct{}
 
 	mu      sync.Mutex
 	conn    *sshConn
@@ -73,11 +70,10 @@ func newSSH(name string, cfg SSHConfig, r resolver) *SSH {
 		cfg.Host = name
 	}
 	return &SSH{
-		name:          name,
-		cfg:           withDefaults(cfg, r),
-		resolver:      r,
-		runSessions:   make(chan struct{}, maxRunSessions),
-		watchSessions: make(chan struct{}, maxWatchSessions),
+		name:        name,
+		cfg:         withDefaults(cfg, r),
+		resolver:    r,
+		runSessions: make(chan struct{}, maxRunSessions),
 	}
 }
 
@@ -686,6 +682,7 @@ printf 'log %s\n' "$log"
 // with prlimit (util-linux, as setsid is) before it runs the command;
 // without prlimit the launch is marked by its environment alone.
 func (s *SSH) Start(ctx context.Context, c Command, log string) (Process, error) {
+	defer s.warmWatcher() // a file followed here is soon watched
 	if log == "" {
 		return Process{}, s.errorf("start: no log file given")
 	}
@@ -1070,6 +1067,7 @@ tail -c +$((off + 1)) <&3 | head -c $n
 
 // ReadAt reads up to max bytes of path from off, in one round trip.
 func (s *SSH) ReadAt(ctx context.Context, path string, off int64, max int) ([]byte, FileInfo, error) {
+	defer s.warmWatcher() // a file followed here is soon watched
 	if off < 0 {
 		return nil, FileInfo{}, s.errorf("read %s: negative offset %d", path, off)
 	}
@@ -1130,6 +1128,7 @@ var fileID = regexp.MustCompile(`^[0-9]+:[0-9]+$`)
 
 // ReadFile reads the file ref names by identity, in one round trip.
 func (s *SSH) ReadFile(ctx context.Context, ref FileRef, off int64, max int) ([]byte, FileInfo, error) {
+	defer s.warmWatcher() // a file followed here is soon watched
 	if off < 0 {
 		return nil, FileInfo{}, s.errorf("read %s: negative offset %d", ref.Path, off)
 	}

@@ -28,13 +28,12 @@ import (
 // such) are OpenSSH's, and a stray background writer can never mix its
 // output into a later call.
 
-// maxWorkers, maxRunSessions and maxWatchSessions together stay under
-// OpenSSH's default MaxSessions of 10 per connection, with room for
-// killGroup's session.
+// maxWorkers and maxRunSessions, with the connection's one watcher
+// session (ssh_watch.go), stay under OpenSSH's default MaxSessions of 10
+// per connection, with room for killGroup's session.
 const (
-	maxWorkers       = 4
-	maxRunSessions   = 4
-	maxWatchSessions = 1
+	maxWorkers     = 4
+	maxRunSessions = 4
 )
 
 // workerLoop reads a token line, the script's lines up to the token

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -76,15 +77,17 @@ func (l *Local) WatchFiles(ctx context.Context, paths ...string) (<-chan struct{
 		}
 	}
 	// Non-blocking, the descriptor goes to Go's poller: a Read waits
-	// without a thread, and Close ends it.
+	// without a thread, and a deadline ends it.
 	f := os.NewFile(uintptr(fd), "inotify")
 	out := make(chan struct{}, 1)
-	stop := context.AfterFunc(ctx, func() { f.Close() })
+	stop := context.AfterFunc(ctx, func() { _ = f.SetReadDeadline(time.Now()) })
 	go func() {
-		defer close(out)
-		defer stop()
-		defer f.Close()
 		w.read(f, out)
+		stop()
+		close(out)
+		// Closing an inotify descriptor takes milliseconds (the kernel
+		// waits out a grace period): the watch has ended already.
+		f.Close()
 	}()
 	return out, nil
 }

@@ -225,6 +225,9 @@ func TestSSHWatchFiles(t *testing.T) {
 		if err != nil || !hasTail(ms) {
 			t.Fatalf("the watch's processes on the host: %+v, %v; want its tail among them", ms, err)
 		}
+		if ms, err = s.Members(ctx, Process{Mark: w.mark}); err != nil {
+			t.Fatal(err)
+		}
 		// A process probe looking for the log's writer does not find
 		// lockstep's tail of the log.
 		ps, err := s.Processes(ctx, regexp.QuoteMeta("server-watched"))
@@ -233,10 +236,21 @@ func TestSSHWatchFiles(t *testing.T) {
 		}
 		cancel()
 		awaitClosed(t, ctx, w.c)
-		if ms, err := s.Members(ctx, Process{Mark: w.mark}); err != nil || len(ms) != 0 {
-			t.Fatalf("after the watch ended: %+v, %v; want nothing left", ms, err)
+		if ms, err := s.Members(ctx, Process{Mark: w.mark}); err != nil || hasTail(ms) {
+			t.Fatalf("after the watch ended: %+v, %v; want no tail left", ms, err)
+		}
+		// The watcher idles for the next watch, until the connection
+		// ends: then nothing of it is left.
+		s.Close()
+		other := testSSH(t, srv)
+		if err := pollUntil(ctx, 20*time.Millisecond, func() (bool, error) {
+			ms, err = other.Members(ctx, Process{Mark: w.mark})
+			return len(ms) == 0, err
+		}); err != nil {
+			t.Fatalf("the watcher's processes after Close: %+v, %v", ms, err)
 		}
 	})
+	s = testSSH(t, srv) // the one before was closed
 	t.Run("nothing left on the host once the connection drops", func(t *testing.T) {
 		cut, proxy := proxied(t, srv)
 		p := filepath.Join(t.TempDir(), "app.log")
