@@ -9,6 +9,7 @@ import (
 
 	"lockstep/loads"
 	"lockstep/plans"
+	"lockstep/probes"
 	"lockstep/runner/events"
 	"lockstep/steps"
 )
@@ -152,7 +153,7 @@ func (s *stepRun) keepRuns(values map[string][]float64) {
 
 // lastLines is the last n lines of a command's output as a terminal
 // shows them (a progress bar as last drawn).
-func lastLines(s string, n int) []string { return steps.TailOf(s, n) }
+func lastLines(s string, n int) []string { return probes.TailOf(s, n) }
 
 // metricsValue is self.metrics: NAME -> number, or for a repeated
 // command NAME -> {values, median, min, max, stddev}.

@@ -14,8 +14,8 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 
 	"lockstep/plans"
+	"lockstep/probes"
 	"lockstep/runner/events"
-	"lockstep/steps"
 )
 
 // historyLen is how many observations a step keeps to show how its state
@@ -172,9 +172,10 @@ func (s *stepRun) waitNext(ctx context.Context, interval time.Duration) bool {
 		every, safety = followEveryRemote, followSafetyRemote
 	}
 	var w *logWatch
-	tk := time.NewTicker(every)
-	defer tk.Stop()
+	var tk *time.Ticker // the poll's; set when there are followers
 	if len(s.followers) > 0 {
+		tk = time.NewTicker(every)
+		defer tk.Stop()
 		poll = tk.C
 		if w = s.watchLogs(ctx); w != nil {
 			if ready = w.ready; w.seen {
@@ -266,7 +267,7 @@ func (s *stepRun) observe(ctx context.Context) {
 // as shown.
 func (s *stepRun) permanent() string {
 	for _, np := range s.probes {
-		if err := s.errs[np.name]; err != nil && steps.Permanent(err) {
+		if err := s.errs[np.name]; err != nil && probes.Permanent(err) {
 			return "probe." + np.name + ": " + s.probeError(np.name)
 		}
 	}

@@ -85,7 +85,9 @@ func BenchmarkLogLineWait(b *testing.B) {
 		var ls, ts, rtt, reads []time.Duration
 		for i := 0; b.Loop(); i++ {
 			sides := []func(){
-				func() { ls = append(ls, lockstepWait(b, p, scope, log, runner.OpenTarget(p, scope), time.Second+benchDelay())) },
+				func() {
+					ls = append(ls, lockstepWait(b, p, scope, log, runner.OpenTarget(p, scope), time.Second+benchDelay()))
+				},
 				func() { ts = append(ts, tailWait(b, log, sshArgs)) },
 			}
 			if i%2 == 1 {

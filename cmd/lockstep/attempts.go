@@ -13,6 +13,7 @@ import (
 
 	"lockstep/plans"
 	"lockstep/runner/records"
+	"lockstep/views"
 )
 
 const attemptsUsage = `usage: lockstep attempts [flags] [PLAN]           the table of attempts
@@ -47,7 +48,8 @@ type attemptsArgs struct {
 	verb    string // "", "show", "diff"
 	numbers []string
 	plan    string
-	format  string
+	format  string       // as given: a views.Format, or junit
+	view    views.Format // format, unless junit
 	records string
 }
 
@@ -120,15 +122,17 @@ func parseAttempts(args []string) (attemptsArgs, error) {
 	default:
 		return a, usagef("unexpected arguments: %s", strings.Join(pos[1:], " "))
 	}
-	switch a.format {
-	case "text", "markdown", "json":
-	case "junit":
+	if a.format == "junit" {
 		if a.verb != "show" {
 			return a, usagef("--format junit is for attempts show")
 		}
-	default:
+		return a, nil
+	}
+	view, err := views.ParseFormat(a.format)
+	if err != nil || a.format == "md" || a.format == "" {
 		return a, usagef("unknown format %q (want text, markdown or json)", a.format)
 	}
+	a.view = view
 	return a, nil
 }
 
@@ -142,10 +146,10 @@ func runAttempts(a attemptsArgs) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if len(atts) == 0 && a.format != "json" {
+		if len(atts) == 0 && a.view != views.JSON {
 			return fmt.Sprintf("no attempts yet (records: %s%s)\n", root, whereToLook(a.records)), nil
 		}
-		return records.Table(atts, a.format)
+		return views.Attempts(records.Tables(atts), a.view)
 	}
 	var atts []*records.Attempt
 	for _, n := range a.numbers {
@@ -156,14 +160,14 @@ func runAttempts(a attemptsArgs) (string, error) {
 		atts = append(atts, att)
 	}
 	if a.verb == "diff" {
-		return records.Diff(atts[0], atts[1], a.format)
+		return views.AttemptDiff(atts[0], atts[1], a.view)
 	}
 	if a.format == "junit" {
 		var b bytes.Buffer
-		err := records.WriteJUnit(&b, atts[0])
+		err := views.JUnit(&b, atts[0])
 		return b.String(), err
 	}
-	return records.Show(atts[0], a.format)
+	return views.Show(atts[0], a.view)
 }
 
 // resolvePlan finds the records root and the plan's name from the PLAN
