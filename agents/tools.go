@@ -321,7 +321,7 @@ func (s *Server) attempts(_ context.Context, _ *mcp.CallToolRequest, in PlanIn) 
 		return nil, out, err
 	}
 	// The same rows as attempts --format json gives.
-	for _, t := range records.Tables(atts) {
+	for _, t := range records.Tables(atts, nil) {
 		out.Attempts = append(out.Attempts, t.Rows...)
 	}
 	return nil, out, nil

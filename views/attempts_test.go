@@ -103,7 +103,7 @@ func TestRenderingsMatchGoldens(t *testing.T) {
 	}
 	for format, ext := range formats {
 		t.Run(format.String(), func(t *testing.T) {
-			out, err := views.Attempts(records.Tables(atts), format)
+			out, err := views.Attempts(records.Tables(atts, nil), format)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +113,7 @@ func TestRenderingsMatchGoldens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err = views.Attempts(records.Tables(matrix), format)
+			out, err = views.Attempts(records.Tables(matrix, nil), format)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,7 +153,7 @@ func TestRenderingsMatchGoldens(t *testing.T) {
 func TestTableSaysWhatDiffersAndWhy(t *testing.T) {
 	root := fixtureRoot(t)
 	atts, _ := records.List(root, "glm5")
-	out, err := views.Attempts(records.Tables(atts), views.Text)
+	out, err := views.Attempts(records.Tables(atts, nil), views.Text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestUnknownFormatIsRefused(t *testing.T) {
 	if _, err := views.ParseFormat("yaml"); err == nil || !strings.Contains(err.Error(), `unknown format "yaml"`) {
 		t.Errorf("ParseFormat: %v", err)
 	}
-	if _, err := views.Attempts(records.Tables([]*records.Attempt{a}), 0); err == nil {
+	if _, err := views.Attempts(records.Tables([]*records.Attempt{a}, nil), 0); err == nil {
 		t.Error("Attempts accepted an unknown format")
 	}
 	if _, err := views.Show(a, 0); err == nil {
@@ -295,7 +295,7 @@ func TestSensitiveValueIsWrittenNowhere(t *testing.T) {
 	var outs []string
 	for format := range formats {
 		for _, f := range []func() (string, error){
-			func() (string, error) { return views.Attempts(records.Tables([]*records.Attempt{a}), format) },
+			func() (string, error) { return views.Attempts(records.Tables([]*records.Attempt{a}, nil), format) },
 			func() (string, error) { return views.Show(a, format) },
 			func() (string, error) { return views.AttemptDiff(a, a, format) },
 		} {
@@ -509,7 +509,7 @@ func TestShowAnInterruptedBenchmark(t *testing.T) {
 	if d, err := views.AttemptDiff(a, whole, views.Text); err != nil || !strings.Contains(d, "812.5 (partial)") {
 		t.Errorf("diff does not mark the partial value: %v\n%s", err, d)
 	}
-	table, err := views.Attempts(records.Tables([]*records.Attempt{a}), views.JSON)
+	table, err := views.Attempts(records.Tables([]*records.Attempt{a}, nil), views.JSON)
 	if err != nil || !strings.Contains(table, `"partial_metrics": [`) {
 		t.Errorf("table json: %v\n%s", err, table)
 	}

@@ -25,6 +25,8 @@ be left out. N may be "last".
 
 flags:
   --format text|markdown|json   (show also takes junit)
+  --metrics a,b,c               the table's metric columns (default: the
+                                key metrics: throughputs, p99s, errors)
   --records DIR                 where records are kept (default: .lockstep
                                 beside the plan, or $LOCKSTEP_RECORDS)
 
@@ -51,6 +53,7 @@ type attemptsArgs struct {
 	format  string       // as given: a views.Format, or junit
 	view    views.Format // format, unless junit
 	records string
+	metrics []string // the table's metric columns; nil: the key metrics
 }
 
 // attemptsCmd runs `lockstep attempts ARGS...` and returns the exit status.
@@ -85,6 +88,8 @@ func parseAttempts(args []string) (attemptsArgs, error) {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&a.format, "format", "text", "")
 	fs.StringVar(&a.records, "records", "", "")
+	var metrics string
+	fs.StringVar(&metrics, "metrics", "", "")
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -100,6 +105,7 @@ func parseAttempts(args []string) (attemptsArgs, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+	a.metrics = metricList(metrics)
 	if len(pos) > 0 && (pos[0] == "show" || pos[0] == "diff") {
 		a.verb, pos = pos[0], pos[1:]
 	}
@@ -149,7 +155,10 @@ func runAttempts(a attemptsArgs) (string, error) {
 		if len(atts) == 0 && a.view != views.JSON {
 			return fmt.Sprintf("no attempts yet (records: %s%s)\n", root, whereToLook(a.records)), nil
 		}
-		return views.Attempts(records.Tables(atts), a.view)
+		if err := knownMetrics(atts, plan, a.metrics); err != nil {
+			return "", err
+		}
+		return views.Attempts(records.Tables(atts, a.metrics), a.view)
 	}
 	var atts []*records.Attempt
 	for _, n := range a.numbers {

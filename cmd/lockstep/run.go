@@ -260,7 +260,7 @@ func matrixTable(root, plan string, numbers []int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return views.Attempts(records.Tables(atts), views.Text)
+	return views.Attempts(records.Tables(atts, nil), views.Text)
 }
 
 // An ending is a signal that ends a run. The first one stops it cleanly:

@@ -40,7 +40,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, t := range records.Tables(atts) {
+	for _, t := range records.Tables(atts, nil) {
 		for _, r := range t.Rows {
 			fmt.Printf("%s attempt %d (%s): %s in %s: %s\n", r.Plan, r.Attempt, r.Note, r.Status, r.FailedStep, r.Why)
 		}

@@ -35,12 +35,17 @@ type Row struct {
 // failed and why, the note, and every metric. Attempts of several plans
 // make one table per plan, in the order given. The matrix of `lockstep
 // run --matrix` is the same table of the attempts it ran.
-func Tables(atts []*Attempt) []Table {
+//
+// columns chooses the metrics shown as columns, by label; nil takes the
+// key metrics (KeyMetrics).
+func Tables(atts []*Attempt, columns []string) []Table {
 	var out []Table
 	for _, g := range byPlan(atts) {
-		t := Table{Plan: g[0].Plan}
-		for _, m := range KeyMetrics(g) {
-			t.KeyMetrics = append(t.KeyMetrics, m.Label)
+		t := Table{Plan: g[0].Plan, KeyMetrics: columns}
+		if columns == nil {
+			for _, m := range KeyMetrics(g) {
+				t.KeyMetrics = append(t.KeyMetrics, m.Label)
+			}
 		}
 		t.Rows = tableRows(g, t.KeyMetrics)
 		out = append(out, t)
