@@ -154,25 +154,66 @@ func (s *stepRun) finish(out events.Outcome, t turn) events.Outcome {
 }
 
 // waitNext waits for the next turn: the interval, or sooner when a
-// followed log grew. It returns false when the step's context ended.
+// followed log grew (or, watched, may have). It returns false when the
+// step's context ended.
 func (s *stepRun) waitNext(ctx context.Context, interval time.Duration) bool {
 	next := time.NewTimer(interval)
 	defer next.Stop()
 	var poll <-chan time.Time
+	// A watch of the followed logs (logwatch.go) starts the turn as soon
+	// as one may have changed (the turn's observe reads them: one read,
+	// not two), at most one turn per every, as polling would; until it is
+	// set up, and if it fails, the logs are polled every every, and then
+	// only as a net.
+	var ready, changed <-chan struct{}
+	var soon <-chan time.Time
+	every, safety := followEvery, followSafety
+	if !isLocal(s.t) {
+		every, safety = followEveryRemote, followSafetyRemote
+	}
+	var w *logWatch
+	var tk *time.Ticker // the poll's; set when there are followers
 	if len(s.followers) > 0 {
-		every := followEvery
-		if !isLocal(s.t) {
-			every = followEveryRemote
-		}
-		tk := time.NewTicker(every)
+		tk = time.NewTicker(every)
 		defer tk.Stop()
 		poll = tk.C
+		if w = s.watchLogs(ctx); w != nil {
+			if ready = w.ready; w.seen {
+				ready, changed = nil, w.c
+			}
+			if changed != nil {
+				tk.Reset(safety)
+			}
+		}
 	}
 	for {
 		select {
 		case <-ctx.Done():
 			return false
 		case <-next.C:
+			return true
+		case <-ready:
+			// Set up: the turn reads what was written before it began.
+			w.seen = true
+			w.woke = time.Now()
+			return true
+		case _, ok := <-changed:
+			if !ok {
+				// The watch ended before the step: poll as before.
+				changed, w.c = nil, nil
+				tk.Reset(every)
+				continue
+			}
+			if wait := every - time.Since(w.woke); wait > 0 {
+				if soon == nil {
+					soon = time.After(wait)
+				}
+				continue
+			}
+			w.woke = time.Now()
+			return true
+		case <-soon:
+			w.woke = time.Now()
 			return true
 		case <-poll:
 			for _, f := range s.followers {

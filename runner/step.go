@@ -53,6 +53,7 @@ type stepRun struct {
 	// followers are the logs this step follows: its log probes and, for a
 	// launch, its own log.
 	followers []*probes.Follower
+	logWatch  *logWatch // wakes the wait when a follower's file may have changed
 	own       *launched // the process this launch started
 	ownLog    *probes.Follower
 	// following says why the launch is neither alive nor dead: its
@@ -150,6 +151,7 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 		out.Outputs = s.outputs()
 		out.Probes = s.probeConfigs
 		r.emit(events.Event{Type: events.StepFinished, Step: &ev, Outcome: &out})
+		s.endWatch() // once told: the step is decided, its watch ends
 	}()
 
 	sctx, cancel := context.WithCancelCause(ctx)
