@@ -21,6 +21,7 @@ func loadKinds() []LoadKind {
 				{Name: "warmup", Type: dyn, Doc: "time or requests not counted at the start"},
 				{Name: "timeout", Type: str, Doc: "how long one request may take", Default: "30s"},
 			},
+			Metrics: httpLoadMetrics(),
 		},
 		{
 			Name: "openai", Doc: "chat completions against an OpenAI-compatible server",
@@ -44,6 +45,39 @@ func loadKinds() []LoadKind {
 				{Name: "headers", Type: strMap, Doc: "request headers", Default: "{}"},
 				{Name: "keep_requests", Type: boolean, Doc: "record each request and answer in the attempt", Default: "false"},
 			},
+			Metrics: openaiLoadMetrics(),
 		},
 	}
+}
+
+// httpLoadMetrics are the metrics load "http" reports (loads/http.go
+// result, latencyMetrics in loads/loads.go).
+func httpLoadMetrics() []string {
+	return append([]string{
+		"requests", "errors", "errors_connect", "errors_timeout", "errors_status_4xx", "errors_status_5xx",
+		"errors_io", "errors_protocol", "bytes_received", "connections", "reconnects", "dropped", "late",
+		"duration_s", "requests_per_s",
+	}, suffixed([]string{"latency"}, "_p50_ms", "_p90_ms", "_p99_ms", "_p999_ms", "_max_ms", "_mean_ms")...)
+}
+
+// openaiLoadMetrics are the metrics load "openai" reports
+// (loads/openai_metrics.go: answers_matching_share with expect, tpot and
+// itl when streaming).
+func openaiLoadMetrics() []string {
+	return append([]string{
+		"requests", "completed", "errors", "resent", "duration_s", "input_tokens", "output_tokens",
+		"requests_per_s", "input_tokens_per_s", "output_tokens_per_s", "total_tokens_per_s",
+		"achieved_concurrency", "goodput_requests_per_s", "goodput_share", "answers_matching_share",
+	}, suffixed([]string{"ttft", "e2e_latency", "tpot", "itl"}, "_mean_ms", "_median_ms", "_p99_ms")...)
+}
+
+// suffixed is every name with every suffix.
+func suffixed(names []string, suffixes ...string) []string {
+	var out []string
+	for _, n := range names {
+		for _, s := range suffixes {
+			out = append(out, n+s)
+		}
+	}
+	return out
 }

@@ -72,6 +72,13 @@ type LoadKind struct {
 	Name  string
 	Doc   string
 	Attrs []Attr
+	// Metrics are the names of the numbers the load reports, as
+	// self.metrics.NAME (and step.benchmark.NAME.metrics.NAME) read them;
+	// validation rejects any other name. Some are there only when they
+	// apply (the latency figures once a request has ended, tpot and itl
+	// when streaming). With repeat = N (N > 1) each is an object of
+	// values, median, min, max and stddev.
+	Metrics []string
 }
 
 // Func describes a function available in expressions.

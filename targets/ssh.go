@@ -598,9 +598,10 @@ const stateDir = `d=/tmp/lockstep-"${LOGNAME:-$(id -u)}"` + "\n"
 // and HUP (a trap, unlike an ignored signal, is not inherited by the
 // command) so that Stop's TERM to the group still lets it record how the
 // command ended; sh runs a trap only after the foreground command returns.
-// The inner script (the directory, the environment, then exec of the
-// command) comes on stdin and goes on to the command's shell through a
-// pipe: never in an argv (ps shows the wrapper's and the inner shell's
+// The log's path (its first line: a path may hold a sensitive value) and
+// the inner script (the directory, the environment, then exec of the
+// command) come on stdin, the script going on to the command's shell
+// through a pipe: never in an argv (ps shows the wrapper's and the inner shell's
 // constant text, then the command's own), nor in an environment the
 // wrapper keeps for the launch's life. A process probe matching the
 // command line finds the command alone, not its wrapper too.
@@ -610,7 +611,8 @@ const stateDir = `d=/tmp/lockstep-"${LOGNAME:-$(id -u)}"` + "\n"
 // reports "Terminated", is /dev/null, so the command's shell points its
 // output at the log itself (dash prints that report to the command's
 // redirected stderr, were the wrapper to redirect it).
-const launchWrapper = `d=$1 log=$2 lim=$3
+const launchWrapper = `d=$1 lim=$2
+IFS= read -r log
 inner=$(cat; echo .)
 exec </dev/null
 st="$d/$$.status"
@@ -648,7 +650,7 @@ mkdir -p -- "$(dirname -- "$log")" || exit
 f="$d/start.$$"
 rm -f "$f"
 mkfifo "$f" || exit
-( exec 3>"$f"; printf '%s' "$inner" | exec setsid /bin/sh -c "$wrapper" lockstep-launch "$d" "$log" "$lim" >/dev/null 2>&1 ) &
+( exec 3>"$f"; printf '%s\n%s' "$log" "$inner" | exec setsid /bin/sh -c "$wrapper" lockstep-launch "$d" "$lim" >/dev/null 2>&1 ) &
 exec 5<"$f"
 IFS= read -r line <&5
 case $line in "logid "*) logid=${line#logid }; IFS= read -r line <&5 ;; esac
@@ -682,8 +684,13 @@ printf 'log %s\n' "$log"
 // with prlimit (util-linux, as setsid is) before it runs the command;
 // without prlimit the launch is marked by its environment alone.
 func (s *SSH) Start(ctx context.Context, c Command, log string) (Process, error) {
+	defer s.warmWatcher() // a file followed here is soon watched
 	if log == "" {
 		return Process{}, s.errorf("start: no log file given")
+	}
+	if strings.ContainsAny(log, "\n\x00") {
+		// The wrapper reads the path as a line.
+		return Process{}, s.errorf("start: a log path cannot hold a newline or a NUL byte")
 	}
 	mark, err := newMark()
 	if err != nil {
@@ -1076,6 +1083,7 @@ tail -c +$((off + 1)) <&3 | head -c $n
 
 // ReadAt reads up to max bytes of path from off, in one round trip.
 func (s *SSH) ReadAt(ctx context.Context, path string, off int64, max int) ([]byte, FileInfo, error) {
+	defer s.warmWatcher() // a file followed here is soon watched
 	if off < 0 {
 		return nil, FileInfo{}, s.errorf("read %s: negative offset %d", path, off)
 	}
@@ -1136,6 +1144,7 @@ var fileID = regexp.MustCompile(`^[0-9]+:[0-9]+$`)
 
 // ReadFile reads the file ref names by identity, in one round trip.
 func (s *SSH) ReadFile(ctx context.Context, ref FileRef, off int64, max int) ([]byte, FileInfo, error) {
+	defer s.warmWatcher() // a file followed here is soon watched
 	if off < 0 {
 		return nil, FileInfo{}, s.errorf("read %s: negative offset %d", ref.Path, off)
 	}
@@ -1204,7 +1213,7 @@ func (s *SSH) Processes(ctx context.Context, match string) ([]ProcessInfo, error
 	// The script's subshell, its children and the worker running it.
 	self, worker, lines := scriptSelf(strings.Split(string(stats), "\n"))
 	cmds := splitCmdlines(cmdlines)
-	var list []ProcessInfo
+	var all []procSeen
 	for _, l := range lines {
 		if l == "" {
 			continue
@@ -1213,8 +1222,13 @@ func (s *SSH) Processes(ctx context.Context, match string) ([]ProcessInfo, error
 		if err != nil || st.PID == self || st.PPID == self || st.PID == worker {
 			continue
 		}
-		cmd := procCommand(cmds[st.PID], st.Comm)
-		if strings.Contains(cmd, workerMark) || !re.MatchString(cmd) {
+		all = append(all, procSeen{stat: st, command: procCommand(cmds[st.PID], st.Comm)})
+	}
+	watching := watchProcesses(all)
+	var list []ProcessInfo
+	for _, p := range all {
+		st, cmd := p.stat, p.command
+		if strings.Contains(cmd, workerMark) || watching[st.PID] || !re.MatchString(cmd) {
 			continue
 		}
 		list = append(list, ProcessInfo{PID: st.PID, PPID: st.PPID, PGID: st.PGID, Session: st.Session, StartTime: st.StartTime, State: st.State, Command: cmd})
