@@ -1,49 +1,22 @@
 package plans
 
-import "github.com/zclconf/go-cty/cty"
+import (
+	"lockstep/loads"
+	"lockstep/schema"
+)
 
-// loadKinds describes the load kinds.
+// loadKinds describes the load kinds, derived from their registry: each
+// kind's attributes from its config struct, its metrics from its metrics
+// struct.
 func loadKinds() []LoadKind {
-	str, num, boolean, dyn := cty.String, cty.Number, cty.Bool, cty.DynamicPseudoType
-	strMap := cty.Map(cty.String)
-	return []LoadKind{
-		{
-			Name: "http", Doc: "HTTP requests at a concurrency or a rate",
-			Attrs: []Attr{
-				{Name: "url", Type: str, Doc: "URL; 127.0.0.1 is the target's loopback", Required: true},
-				{Name: "method", Type: str, Doc: "HTTP method", Default: "GET"},
-				{Name: "headers", Type: strMap, Doc: "request headers", Default: "{}"},
-				{Name: "body", Type: str, Doc: "request body"},
-				{Name: "concurrency", Type: num, Doc: "requests in flight at once", Default: "1"},
-				{Name: "rate", Type: num, Doc: "requests per second (open loop); unset means as fast as concurrency allows"},
-				{Name: "duration", Type: str, Doc: "how long to send requests"},
-				{Name: "requests", Type: num, Doc: "how many requests to send"},
-				{Name: "warmup", Type: dyn, Doc: "time or requests not counted at the start"},
-				{Name: "timeout", Type: str, Doc: "how long one request may take", Default: "30s"},
-			},
-		},
-		{
-			Name: "openai", Doc: "chat completions against an OpenAI-compatible server",
-			Attrs: []Attr{
-				{Name: "url", Type: str, Doc: "chat completions URL", Required: true},
-				{Name: "model", Type: str, Doc: "model name sent in each request", Default: "default"},
-				{Name: "stream", Type: boolean, Doc: "stream responses (needed for ttft and tpot)", Default: "true"},
-				{Name: "concurrency", Type: num, Doc: "requests in flight at once", Default: "1"},
-				{Name: "rate", Type: num, Doc: "requests per second (open loop)"},
-				{Name: "requests", Type: num, Doc: "how many requests to send"},
-				{Name: "duration", Type: str, Doc: "how long to send requests"},
-				{Name: "warmup", Type: dyn, Doc: "requests not counted at the start"},
-				{Name: "prompt_tokens", Type: num, Doc: "approximate length of generated prompts"},
-				{Name: "prompts_file", Type: str, Doc: "file of prompts, one JSON string or messages list per line"},
-				{Name: "max_tokens", Type: num, Doc: "max_tokens sent in each request"},
-				{Name: "seed", Type: num, Doc: "seed for generated prompts"},
-				{Name: "expect", Type: str, Doc: "regular expression every answer must match"},
-				{Name: "ttft_limit_ms", Type: num, Doc: "count a request as failed when its first token takes longer"},
-				{Name: "tpot_limit_ms", Type: num, Doc: "count a request as failed when its time per output token is longer"},
-				{Name: "extra_body", Type: dyn, Doc: "fields merged into each request body"},
-				{Name: "headers", Type: strMap, Doc: "request headers", Default: "{}"},
-				{Name: "keep_requests", Type: boolean, Doc: "record each request and answer in the attempt", Default: "false"},
-			},
-		},
+	var out []LoadKind
+	for _, k := range loads.Kinds() {
+		out = append(out, LoadKind{
+			Name: k.Name, Doc: k.Doc,
+			Attrs:    schema.Attrs(k.Defaults()),
+			Metrics:  k.Metrics,
+			Defaults: func() any { return k.Defaults() },
+		})
 	}
+	return out
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 	"github.com/zclconf/go-cty/cty/function"
+
+	"lockstep/loads"
 )
 
 // ParseFile reads and parses the plan at path; see Parse.
@@ -936,7 +938,7 @@ func (d *decoder) decodeMetric(block *hcl.Block) (*Metric, hcl.Diagnostics) {
 		m.JSON, ds = d.constString(js)
 		diags = append(diags, ds...)
 		if !ds.HasErrors() {
-			if _, err := ParseJSONPath(m.JSON); err != nil {
+			if _, err := loads.ParseJSONPath(m.JSON); err != nil {
 				diags = append(diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Invalid JSON path",

@@ -64,9 +64,13 @@ type ProbeKind struct {
 
 // LoadKind describes one kind of benchmark load.
 type LoadKind struct {
-	Name  string
-	Doc   string
-	Attrs []Attr
+	Name    string
+	Doc     string
+	Attrs   []Attr
+	Metrics []schema.Metric
+	// Defaults returns a new config of the kind holding its defaults:
+	// validation decodes a load block into it as the run does.
+	Defaults func() any `json:"-"`
 }
 
 // Func describes a function available in expressions.

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/zclconf/go-cty/cty"
@@ -10,6 +11,7 @@ import (
 	"lockstep/loads"
 	"lockstep/plans"
 	"lockstep/runner/events"
+	"lockstep/schema"
 	"lockstep/steps"
 )
 
@@ -26,6 +28,7 @@ func (s *stepRun) runLoad(ctx, outer context.Context) (events.Outcome, bool) {
 	ectx := s.evalContext(s.r.o.Scope)
 	attrs := map[string]cty.Value{}
 	url := ""
+	sensitive := map[string]string{} // attribute -> its value as the plan shows it
 	for name, expr := range s.st.Load.Attrs {
 		v, diags := expr.Value(ectx)
 		if diags.HasErrors() {
@@ -34,16 +37,33 @@ func (s *stepRun) runLoad(ctx, outer context.Context) (events.Outcome, bool) {
 		// A load's errors (and each request's) show its sensitive inputs
 		// (a token in the URL, an Authorization header) as shown.
 		s.noteInput(s.inputs, expr, ectx, v)
-		if name == "url" {
-			if sh, diags := plans.Show(expr, ectx); !diags.HasErrors() {
-				url = sh.Text
+		sh, shDiags := plans.Show(expr, ectx)
+		if name == "url" && !shDiags.HasErrors() {
+			url = sh.Text
+		}
+		if plans.IsSensitive(v) {
+			sensitive[name] = redacted
+			if !shDiags.HasErrors() {
+				sensitive[name] = sh.Text
 			}
 		}
 		attrs[name], _ = v.UnmarkDeep()
 	}
-	l, err := steps.NewLoad(s.st.Load.Kind, attrs)
-	if err != nil {
-		return s.errored(err), true
+	kind := loads.KindNamed(s.st.Load.Kind)
+	if kind == nil {
+		return s.errored(fmt.Errorf("no load kind %q", s.st.Load.Kind)), true
+	}
+	// The decoder validate ran, on the kind's defaults: what validated runs.
+	l := kind.Defaults()
+	if err := schema.DecodeChecked(attrs, l); err != nil {
+		return s.errored(fmt.Errorf("load %q: %s", s.st.Load.Kind, s.inputs.text(joinLine(err)))), true
+	}
+	s.config = schema.Shown(l)
+	for name, v := range s.config {
+		if sh, ok := sensitive[name]; ok {
+			v = sh
+		}
+		s.config[name] = s.inputs.text(v)
 	}
 	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: fmt.Sprintf("load %q against %s", s.st.Load.Kind, url)}})
 	res, err := l.Run(ctx, s.t.Dial, func(p loads.Progress) {
@@ -182,3 +202,12 @@ func metricsValue(m map[string]float64, stats map[string]events.MetricStats) cty
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// joinLine is a joined error on one line.
+func joinLine(err error) string {
+	var parts []string
+	for _, e := range schema.Errors(err) {
+		parts = append(parts, e.Error())
+	}
+	return strings.Join(parts, "; ")
+}

@@ -76,6 +76,7 @@ type stepRun struct {
 	stats    map[string]events.MetricStats
 	notes    map[string]string
 	requests []events.Request
+	config   map[string]string // a load's decoded config, as docs show it (redacted)
 	// inputs redacts the step's errors: its action's sensitive inputs,
 	// then the guard; probeInputs the same for each probe.
 	inputs      *redactor
@@ -142,6 +143,7 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 			out.Notes = s.notes
 		}
 		out.Requests = s.requests
+		out.Config = s.config
 		out.Left = s.left
 		r.record(s)
 		out.Outputs = s.outputs()

@@ -166,6 +166,11 @@ type Outcome struct {
 	// (keep_requests = true).
 	Requests []Request         `json:"requests,omitempty"`
 	Notes    map[string]string `json:"notes,omitempty"`
+	// Config is a load's config as it ran, every attribute with its
+	// default filled in and shown as docs show defaults (schema.Shown),
+	// sensitive values as the plan shows them: what explain said can be
+	// set beside what ran.
+	Config map[string]string `json:"config,omitempty"`
 	// Left, for a step whose command runs to completion (run, a command
 	// benchmark): the processes the command left running when it exited
 	// (a daemon, a job it put in the background), found by the mark they
