@@ -207,6 +207,11 @@ func (h HTTP) resolved() HTTP {
 	return h
 }
 
+func (h *HTTP) Resolved() Config {
+	r := h.resolved()
+	return &r
+}
+
 // httpRun is the HTTP hitter: one HTTP/1.1 client per worker.
 type httpRun struct {
 	clients []*client1

@@ -24,6 +24,9 @@ type Config interface {
 	schema.Checker
 	// Summary is what explain says of the load: its model and limits.
 	Summary() string
+	// Resolved is the config as Run runs it: the defaults that depend on
+	// other attributes (a method, a duration) filled in, for the record.
+	Resolved() Config
 	Run(ctx context.Context, dial Dialer, progress func(Progress)) (Result, error)
 }
 

@@ -265,6 +265,11 @@ func (o OpenAI) resolved() OpenAI {
 	return o
 }
 
+func (o *OpenAI) Resolved() Config {
+	r := o.resolved()
+	return &r
+}
+
 func (o OpenAI) prepare(dial Dialer) (*openaiRun, error) {
 	o = o.resolved()
 	checkErr := o.Check()

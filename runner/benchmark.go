@@ -58,7 +58,7 @@ func (s *stepRun) runLoad(ctx, outer context.Context) (events.Outcome, bool) {
 	if err := schema.DecodeChecked(attrs, l); err != nil {
 		return s.errored(fmt.Errorf("load %q: %s", s.st.Load.Kind, s.inputs.text(joinLine(err)))), true
 	}
-	s.config = schema.Shown(l)
+	s.config = schema.Shown(l.Resolved())
 	for name, v := range s.config {
 		if sh, ok := sensitive[name]; ok {
 			v = sh
