@@ -58,7 +58,10 @@ type engine[O any] struct {
 	ended, errors  atomic.Int64 // measured requests ended, and of those failed
 	late, dropped  atomic.Int64
 	lastEnd        []paddedInt64 // per worker: UnixNano of its last measured end
+	// pacingLateness, if set, is told how late each arrival was handed
+	// on; wait, if set, replaces the pacer thread's wait (benchmarks).
 	pacingLateness func(time.Duration)
+	wait           func(t time.Time, stop <-chan struct{}) bool
 }
 
 type paddedInt64 struct {
@@ -167,6 +170,9 @@ func (e *engine[O]) runOpen() {
 	cancelled := context.AfterFunc(e.ctx, func() { close(stop) })
 	defer cancelled()
 	wait, done := pacerThread()
+	if e.wait != nil {
+		wait = e.wait
+	}
 	next := e.start.Add(e.pacer.Due(0))
 	for i := int64(0); e.ctx.Err() == nil; i++ {
 		t := next
