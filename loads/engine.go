@@ -53,11 +53,11 @@ type engine[O any] struct {
 	measureStart time.Time
 	stopAt       time.Time // zero: no time limit
 
-	admitted       atomic.Int64 // measured requests admitted (Requests limit)
-	warmSeq        atomic.Int64
-	ended, errors  atomic.Int64 // measured requests ended, and of those failed
-	late, dropped  atomic.Int64
-	lastEnd        []paddedInt64 // per worker: UnixNano of its last measured end
+	admitted      atomic.Int64 // measured requests admitted (Requests limit)
+	warmSeq       atomic.Int64
+	ended, errors atomic.Int64 // measured requests ended, and of those failed
+	late, dropped atomic.Int64
+	lastEnd       []paddedInt64 // per worker: UnixNano of its last measured end
 	// pacingLateness, if set, is told how late each arrival was handed
 	// on; wait, if set, replaces the pacer thread's wait (benchmarks).
 	pacingLateness func(time.Duration)

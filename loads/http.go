@@ -149,7 +149,7 @@ func (h HTTP) Run(ctx context.Context, dial Dialer, progress func(Progress)) (Re
 	if err != nil {
 		return Result{}, fmt.Errorf("http load: %w", err)
 	}
-	r := &httpRun{lat: newLatencies(), tallies: make([]tally, h.Concurrency)}
+	r := &httpRun{lat: newLatencies(h.Concurrency), tallies: make([]tally, h.Concurrency)}
 	r.clients = make([]*client1, h.Concurrency)
 	for i := range r.clients {
 		r.clients[i] = newClient1(ctx, w, dial.orDefault(), h.Timeout)

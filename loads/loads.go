@@ -67,20 +67,26 @@ const progressEvery = time.Second
 // shards, so that a thousand workers neither share one lock nor hold a
 // histogram each (about 150 KB apiece).
 type latencies struct {
-	shards [16]struct {
-		mu     sync.Mutex
-		h      *hdrhistogram.Histogram
-		lo, hi int64    // exact extremes, in µs: a quantile is clamped to them
-		_      [24]byte // keep shards on separate cache lines
-	}
+	shards []shard
+}
+
+type shard struct {
+	mu     sync.Mutex
+	h      *hdrhistogram.Histogram
+	lo, hi int64    // exact extremes, in µs: a quantile is clamped to them
+	_      [24]byte // keep shards on separate cache lines
 }
 
 // Latencies up to an hour are tracked at 3 significant digits; longer ones
 // are clamped (a request timeout is far below).
 const maxTrackedMicros = int64(time.Hour / time.Microsecond)
 
-func newLatencies() *latencies {
+// newLatencies makes n shards (at most 16; about 180 KB each): the HTTP
+// load's thousands of requests a second want 16, the OpenAI load's
+// streams, each a few events a second, far fewer.
+func newLatencies(n int) *latencies {
 	l := &latencies{}
+	l.shards = make([]shard, min(max(n, 1), 16))
 	for i := range l.shards {
 		l.shards[i].h = hdrhistogram.New(1, maxTrackedMicros, 3)
 	}
@@ -88,6 +94,23 @@ func newLatencies() *latencies {
 }
 
 func (l *latencies) record(shard int, d time.Duration) {
+	s := &l.shards[shard%len(l.shards)]
+	s.mu.Lock()
+	s.add(d)
+	s.mu.Unlock()
+}
+
+// recordAll records ds under one lock: a request's inter-token gaps.
+func (l *latencies) recordAll(shard int, ds []time.Duration) {
+	s := &l.shards[shard%len(l.shards)]
+	s.mu.Lock()
+	for _, d := range ds {
+		s.add(d)
+	}
+	s.mu.Unlock()
+}
+
+func (s *shard) add(d time.Duration) {
 	us := int64(d / time.Microsecond)
 	if us < 1 {
 		us = 1
@@ -95,14 +118,11 @@ func (l *latencies) record(shard int, d time.Duration) {
 	if us > maxTrackedMicros {
 		us = maxTrackedMicros
 	}
-	s := &l.shards[shard%len(l.shards)]
-	s.mu.Lock()
 	_ = s.h.RecordValue(us) // cannot fail: clamped to the trackable range
 	if s.lo == 0 || us < s.lo {
 		s.lo = us
 	}
 	s.hi = max(s.hi, us)
-	s.mu.Unlock()
 }
 
 // merged is every shard's histogram in one, with the exact extremes.
