@@ -16,6 +16,7 @@ import (
 	"lockstep/runner"
 	"lockstep/runner/events"
 	"lockstep/runner/records"
+	"lockstep/views"
 )
 
 // attemptKey names an attempt: its records root, plan and number.
@@ -134,43 +135,13 @@ func (s *Server) progressSender(ss *mcp.ServerSession, token any) (emit func(eve
 	return emit, func() { close(q) }
 }
 
-// progressOf is the notification an event makes, if any: progress counts
-// steps (a step's fraction in between), total is the plan's step count.
+// progressOf is the notification an event makes, if any.
 func progressOf(e events.Event) *mcp.ProgressNotificationParams {
-	switch e.Type {
-	case events.StepStarted:
-		if e.Step == nil {
-			return nil
-		}
-		return &mcp.ProgressNotificationParams{Progress: float64(e.Step.Index), Total: float64(e.Step.Count),
-			Message: fmt.Sprintf("step %d/%d %s: started", e.Step.Index+1, e.Step.Count, e.Step.Addr)}
-	case events.Progressed:
-		if e.Step == nil || e.Progress == nil || e.Progress.Fraction == nil {
-			return nil
-		}
-		f := min(max(*e.Progress.Fraction, 0), 1)
-		return &mcp.ProgressNotificationParams{Progress: float64(e.Step.Index) + f, Total: float64(e.Step.Count),
-			Message: fmt.Sprintf("step %d/%d %s: %.0f%%", e.Step.Index+1, e.Step.Count, e.Step.Addr, f*100)}
-	case events.StepFinished:
-		if e.Step == nil || e.Outcome == nil {
-			return nil
-		}
-		msg := fmt.Sprintf("step %d/%d %s: %s", e.Step.Index+1, e.Step.Count, e.Step.Addr, e.Outcome.Status)
-		if e.Outcome.Reason != "" {
-			msg += " (" + e.Outcome.Reason + ")"
-		}
-		return &mcp.ProgressNotificationParams{Progress: float64(e.Step.Index + 1), Total: float64(e.Step.Count), Message: msg}
-	case events.AttemptFinished:
-		if e.Outcome == nil {
-			return nil
-		}
-		msg := fmt.Sprintf("attempt %d of %s: %s", e.Attempt, e.Plan, e.Outcome.Status)
-		if e.Outcome.NotKept != "" {
-			msg += " (not kept: " + e.Outcome.NotKept + ")"
-		}
-		return &mcp.ProgressNotificationParams{Message: msg}
+	p, ok := views.ProgressOf(e)
+	if !ok {
+		return nil
 	}
-	return nil
+	return &mcp.ProgressNotificationParams{Progress: p.Done, Total: p.Total, Message: p.Message}
 }
 
 // Status is an attempt's state: the status and cancel tools' answer.

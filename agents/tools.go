@@ -15,6 +15,7 @@ import (
 
 	"lockstep/plans"
 	"lockstep/runner/records"
+	"lockstep/views"
 )
 
 // The tools' inputs and outputs. Their JSON schemas are inferred from
@@ -169,12 +170,14 @@ func varList(vars map[string]string) []string {
 
 func (s *Server) explain(_ context.Context, _ *mcp.CallToolRequest, in ExplainIn) (*mcp.CallToolResult, Explanation, error) {
 	out := Explanation{FormatVersion: FormatVersion}
-	format := in.Format
-	if format == "" {
-		format = "text"
-	}
-	if format != "text" && format != "markdown" {
-		return nil, out, fmt.Errorf("unknown format %q: use text or markdown", format)
+	var format views.Format
+	switch in.Format {
+	case "", "text":
+		format = views.Text
+	case "markdown":
+		format = views.Markdown
+	default:
+		return nil, out, fmt.Errorf("unknown format %q: use text or markdown", in.Format)
 	}
 	_, p, err := s.parse(in.Path)
 	if err != nil {
@@ -189,7 +192,7 @@ func (s *Server) explain(_ context.Context, _ *mcp.CallToolRequest, in ExplainIn
 		if err != nil {
 			return nil, out, err
 		}
-		out.Explanation, err = plans.ExplainDiff(old, p, format)
+		out.Explanation, err = views.PlanDiff(plans.Diff(old, p), format)
 		return nil, out, err
 	}
 	scope, diags := p.Resolve(plans.Inputs{Vars: varList(in.Vars), Environ: os.Environ()})
@@ -203,7 +206,7 @@ func (s *Server) explain(_ context.Context, _ *mcp.CallToolRequest, in ExplainIn
 		}
 		scope = nil // shown as written
 	}
-	out.Explanation, err = plans.Explain(p, scope, format)
+	out.Explanation, err = views.Explain(plans.Explain(p, scope), format)
 	return nil, out, err
 }
 
@@ -317,13 +320,9 @@ func (s *Server) attempts(_ context.Context, _ *mcp.CallToolRequest, in PlanIn) 
 	if err != nil {
 		return nil, out, err
 	}
-	// The same rows as attempts --format json, from the same renderer.
-	table, err := records.Table(atts, records.JSON)
-	if err != nil {
-		return nil, out, err
-	}
-	if err := json.Unmarshal([]byte(table), &out.Attempts); err != nil {
-		return nil, out, err
+	// The same rows as attempts --format json gives.
+	for _, t := range records.Tables(atts, nil) {
+		out.Attempts = append(out.Attempts, t.Rows...)
 	}
 	return nil, out, nil
 }

@@ -1,4 +1,4 @@
-# lib.sh: what bench/http-load.sh, bench/ssh-load.sh and bench/ssh-steps.sh
+# lib.sh: what the bench scripts (http-load.sh, ssh-load.sh, growth.sh...)
 # share, sourced after they set `dir` (a fresh temp dir) and `repo`: a
 # throwaway nginx, lockstep built from this tree, one run of
 # bench/http-load.hcl read from its --json events, and medians.
@@ -116,4 +116,81 @@ median() {
 # over the lines of RESULTS whose first field is NAME.
 median_of() {
 	awk -v n="$2" -v f="$3" '$1 == n { print $f }' "$1" | median
+}
+
+# start_sshd: as targets/sshtest does, an sshd of our own on a free port
+# of 127.0.0.1 accepting this user with a fresh key; known_hosts holds its
+# one host key, so the host is verified as on any real target. Sets
+# ssh_port.
+start_sshd() {
+	local user
+	user=$(id -un)
+	ssh-keygen -q -t ed25519 -N '' -C bench-host -f "$dir/host_ed25519"
+	ssh-keygen -q -t ed25519 -N '' -C bench-user -f "$dir/user_ed25519"
+	cp "$dir/user_ed25519.pub" "$dir/authorized_keys"
+	chmod 600 "$dir/authorized_keys"
+	# sshd refuses to start without its privilege separation directory,
+	# which only the openssh-server service normally creates.
+	[ "$(id -u)" != 0 ] || mkdir -p /run/sshd
+	ssh_port=$(free_port)
+	cat >"$dir/sshd_config" <<-CONF
+		ListenAddress 127.0.0.1
+		HostKey $dir/host_ed25519
+		AuthorizedKeysFile $dir/authorized_keys
+		PermitRootLogin prohibit-password
+		PubkeyAuthentication yes
+		PasswordAuthentication no
+		KbdInteractiveAuthentication no
+		StrictModes no
+		UsePAM no
+		PidFile none
+		AllowTcpForwarding yes
+		LogLevel VERBOSE
+	CONF
+	/usr/sbin/sshd -t -f "$dir/sshd_config" -p "$ssh_port"
+	# Every remote command runs under the login shell, which reads
+	# ~/.bashrc; where that is heavy (pyenv init: ~180 ms here) it swamps
+	# what lockstep costs. As root, sshd runs in a private mount namespace
+	# where ~/.bashrc reads as empty (the file is untouched), unless
+	# SSHD_BASHRC=real.
+	local ns=()
+	if [ "$(id -u)" = 0 ] && [ "${SSHD_BASHRC:-empty}" = empty ] && [ -e "$HOME/.bashrc" ]; then
+		: >"$dir/empty-bashrc"
+		ns=(unshare -m sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$dir/empty-bashrc" "$HOME/.bashrc")
+	fi
+	"${ns[@]}" /usr/sbin/sshd -D -e -f "$dir/sshd_config" -p "$ssh_port" 2>"$dir/sshd.log" &
+	pids+=($!)
+	echo "[127.0.0.1]:$ssh_port $(cut -d' ' -f1,2 "$dir/host_ed25519.pub")" >"$dir/known_hosts"
+	for _ in $(seq 50); do
+		# An SSH server, not merely something on the port, says SSH- first.
+		if timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$ssh_port && head -c 4 <&3" 2>/dev/null | grep -q '^SSH-'; then
+			ssh_user=$user
+			return
+		fi
+		sleep 0.1
+	done
+	echo "bench: sshd did not answer on 127.0.0.1:$ssh_port" >&2
+	cat "$dir/sshd.log" >&2
+	exit 1
+}
+
+# start_demoserver DELAY: examples/demoserver, built from this tree, on a
+# free port of 127.0.0.1, DELAY (a Go duration) between the tokens of an
+# answer, ready at once. Sets demo_base and url (its chat completions).
+start_demoserver() {
+	local port delay=${1:-0s}
+	need go
+	(cd "$repo" && go build -o "$dir/demoserver" ./examples/demoserver)
+	port=$(free_port)
+	"$dir/demoserver" --port "$port" --model demo --load-time 0s --warmup 0s --token-delay "$delay" >"$dir/demoserver.log" 2>&1 &
+	pids+=($!)
+	demo_base=http://127.0.0.1:$port
+	url=$demo_base/v1/chat/completions
+	for _ in $(seq 100); do
+		curl -sf -o /dev/null "$demo_base/health" 2>/dev/null && return
+		sleep 0.1
+	done
+	echo "bench: demoserver did not come up on $demo_base" >&2
+	cat "$dir/demoserver.log" >&2
+	exit 1
 }

@@ -151,18 +151,8 @@ start_llama() {
 }
 
 start_demo() {
-	local port
-	port=$(free_port)
-	(cd "$repo" && go build -o "$dir/demoserver" ./examples/demoserver)
-	"$dir/demoserver" --port "$port" --model demo --load-time 0s --warmup 0s >"$dir/demoserver.log" 2>&1 &
-	pids+=($!)
-	base=http://127.0.0.1:$port api_model=demo
-	for _ in $(seq 100); do
-		[ "$(curl -s -o /dev/null -w '%{http_code}' "$base/health")" = 200 ] && return
-		sleep 0.1
-	done
-	echo "bench: demoserver did not become ready" >&2
-	exit 1
+	start_demoserver 0s
+	base=$demo_base api_model=demo
 }
 
 # Each runner takes N (requests) and prints "TTFT_MEAN TTFT_MEDIAN

@@ -59,74 +59,15 @@ build_lockstep
 
 # start_demoserver: examples/demoserver answering chat completions with a
 # token every 5 ms (so TPOT has a known floor). Sets url and server.
-start_demoserver() {
-	local port
-	need go
-	(cd "$repo" && go build -o "$dir/demoserver" ./examples/demoserver)
-	port=$(free_port)
-	"$dir/demoserver" --port "$port" --load-time 10ms --warmup 0s --token-delay 5ms >"$dir/demoserver.log" 2>&1 &
-	pids+=($!)
-	for _ in $(seq 50); do
-		curl -sf -o /dev/null "http://127.0.0.1:$port/health" 2>/dev/null && break
-		sleep 0.1
-	done
-	curl -sf -o /dev/null "http://127.0.0.1:$port/health" || { echo "bench: demoserver did not come up" >&2; cat "$dir/demoserver.log" >&2; exit 1; }
-	url="http://127.0.0.1:$port/v1/chat/completions"
-	server="demoserver (5 ms a token)"
-}
 if [ "$load" = http ]; then
 	need nginx
 	start_nginx
 	server="nginx 1 worker"
 else
-	start_demoserver
+	start_demoserver 5ms
+	server="demoserver (5 ms a token)"
 fi
 
-# start_sshd: as targets/sshtest does, an sshd of our own on a free port
-# of 127.0.0.1 accepting this user with a fresh key; known_hosts holds its
-# one host key, so the host is verified as on any real target. Sets
-# ssh_port.
-start_sshd() {
-	local user
-	user=$(id -un)
-	ssh-keygen -q -t ed25519 -N '' -C bench-host -f "$dir/host_ed25519"
-	ssh-keygen -q -t ed25519 -N '' -C bench-user -f "$dir/user_ed25519"
-	cp "$dir/user_ed25519.pub" "$dir/authorized_keys"
-	chmod 600 "$dir/authorized_keys"
-	# sshd refuses to start without its privilege separation directory,
-	# which only the openssh-server service normally creates.
-	[ "$(id -u)" != 0 ] || mkdir -p /run/sshd
-	ssh_port=$(free_port)
-	cat >"$dir/sshd_config" <<-CONF
-		ListenAddress 127.0.0.1
-		HostKey $dir/host_ed25519
-		AuthorizedKeysFile $dir/authorized_keys
-		PermitRootLogin prohibit-password
-		PubkeyAuthentication yes
-		PasswordAuthentication no
-		KbdInteractiveAuthentication no
-		StrictModes no
-		UsePAM no
-		PidFile none
-		AllowTcpForwarding yes
-		LogLevel VERBOSE
-	CONF
-	/usr/sbin/sshd -t -f "$dir/sshd_config" -p "$ssh_port"
-	/usr/sbin/sshd -D -e -f "$dir/sshd_config" -p "$ssh_port" 2>"$dir/sshd.log" &
-	pids+=($!)
-	echo "[127.0.0.1]:$ssh_port $(cut -d' ' -f1,2 "$dir/host_ed25519.pub")" >"$dir/known_hosts"
-	for _ in $(seq 50); do
-		# An SSH server, not merely something on the port, says SSH- first.
-		if timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$ssh_port && head -c 4 <&3" 2>/dev/null | grep -q '^SSH-'; then
-			ssh_user=$user
-			return
-		fi
-		sleep 0.1
-	done
-	echo "bench: sshd did not answer on 127.0.0.1:$ssh_port" >&2
-	cat "$dir/sshd.log" >&2
-	exit 1
-}
 start_sshd
 
 # The ssh plan is bench/http-load.hcl with only its target changed, and the

@@ -333,7 +333,7 @@ func TestPostgres(t *testing.T) {
 // TestGPU runs the gpu plans against the stand-in for nvidia-smi, which
 // prints what a real one printed on the boxes the fixtures were taken on.
 func TestGPU(t *testing.T) {
-	standIn, err := filepath.Abs("../steps/testdata/nvidia-smi")
+	standIn, err := filepath.Abs("../probes/testdata/nvidia-smi")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,6 @@
 package plans
 
 import (
-	"bytes"
-	"encoding/json"
 	"math"
 	"regexp"
 	"strings"
@@ -13,6 +11,8 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 	"github.com/zclconf/go-cty/cty/function"
+
+	"lockstep/limits"
 )
 
 // bounded wraps a function so that it keeps to the limits: text given
@@ -349,41 +349,7 @@ func jsonText(args []cty.Value) error {
 	if !ok {
 		return nil
 	}
-	return CheckJSON([]byte(s[0]))
-}
-
-// CheckJSON checks JSON data read into a plan value (jsondecode, a
-// probe's or a command's json output) against the limits that must hold
-// before it is read: its numbers' lengths and how deep it nests. Data
-// that is not JSON passes: the reader reports it.
-func CheckJSON(data []byte) error {
-	if len(data) > MaxStringBytes {
-		return limitf("JSON of %s is longer than the limit of %s", size(len(data)), size(MaxStringBytes))
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	depth := 0
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			if t == '{' || t == '[' {
-				depth++
-			} else {
-				depth--
-			}
-			if depth > MaxNesting {
-				return limitf("JSON nested more than %d levels deep, the limit", MaxNesting)
-			}
-		case json.Number:
-			if len(t) > MaxNumberLength {
-				return limitf("a JSON number of %d characters; a number is at most %d characters long", len(t), MaxNumberLength)
-			}
-		}
-	}
+	return limits.CheckJSON([]byte(s[0]))
 }
 
 // boundOperators makes the arithmetic of a parsed native-syntax tree keep

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 	"time"
 
@@ -713,25 +714,22 @@ func (c *checker) checkLoad(i int, l *Load) hcl.Diagnostics {
 
 func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {
 	var diags hcl.Diagnostics
+	kind := c.lang.ProbeKind(p.Kind)
+	var attrs []Attr
+	if kind != nil {
+		attrs = kind.Attrs
+	}
+	vals := map[string]cty.Value{}
 	for _, name := range keys(p.Attrs) {
 		e := p.Attrs[name]
 		if p.Kind == "exec" && name == "command" {
 			diags = append(diags, c.command(e, ctxProbe, i)...)
 			continue
 		}
-		var schema []Attr
-		if k := c.lang.ProbeKind(p.Kind); k != nil {
-			schema = k.Attrs
-		}
-		v, ds := c.attr(name, e, schema, ctxProbe, i)
+		v, ds := c.attr(name, e, attrs, ctxProbe, i)
 		diags = append(diags, ds...)
-		switch {
-		case p.Kind == "process" && name == "match":
-			if pat, ok := literalString(e); ok {
-				diags = append(diags, c.checkRegex(pat, e.Range())...)
-			}
-		case p.Kind == "http" && name == "timeout" && !ds.HasErrors():
-			diags = append(diags, checkDuration(e, v, "timeout", true)...)
+		if v != cty.NilVal && !ds.HasErrors() {
+			vals[name] = v
 		}
 	}
 	for _, ref := range []struct {
@@ -747,6 +745,9 @@ func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {
 			}
 		}
 	}
+	if kind != nil && kind.Defaults != nil {
+		diags = append(diags, c.config(p.Attrs, ProbeValues(p, vals), kind.Defaults(), p.DeclRange)...)
+	}
 	return diags
 }
 
@@ -759,12 +760,20 @@ func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {
 func (c *checker) config(attrs map[string]hcl.Expression, vals map[string]cty.Value, cfg any, block hcl.Range) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, err := range schema.Errors(schema.DecodeChecked(vals, cfg)) {
+		if _, ok := err.(*schema.OneOfError); ok {
+			continue // the parse checks these from the source (a value may not be known yet)
+		}
 		subject := block
 		var ae *schema.AttrError
 		if errors.As(err, &ae) {
 			if e, ok := attrs[ae.Attr]; ok {
 				subject = e.Range()
 			}
+		}
+		var re *syntax.Error
+		if errors.As(err, &re) {
+			diags = append(diags, regexDiag(re, subject))
+			continue
 		}
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,

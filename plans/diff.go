@@ -18,13 +18,13 @@ import (
 // changes nothing. Values are shown as written; a sensitive variable's
 // default is never shown.
 type Changes struct {
-	Plan      []Change // the plan's name and description
-	Steps     []StepChange
-	Variables []EntryChange
-	Locals    []EntryChange
-	Targets   []EntryChange
+	Plan      []Change      `json:"plan,omitempty"` // the plan's name and description
+	Steps     []StepChange  `json:"steps,omitempty"`
+	Variables []EntryChange `json:"variables,omitempty"`
+	Locals    []EntryChange `json:"locals,omitempty"`
+	Targets   []EntryChange `json:"targets,omitempty"`
 	// SameSource is true when the two files are byte for byte the same.
-	SameSource bool
+	SameSource bool `json:"same_source"`
 }
 
 // ChangeKind says whether something was added, removed or modified; the
@@ -50,39 +50,44 @@ func (k ChangeKind) String() string {
 	return "unknown"
 }
 
+// MarshalText gives the kind as its word, as the JSON of a diff holds it.
+func (k ChangeKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
 // Change is one difference in a step, variable, local, target or the
 // plan itself.
 type Change struct {
-	Kind ChangeKind
-	What string // "timeout", "postcondition", `probe "health" url`
+	Kind ChangeKind `json:"kind"`
+	What string     `json:"what"` // "timeout", "postcondition", `probe "health" url`
 	// Of is the condition an error_message belongs to, as written; ""
 	// for anything else.
-	Of string
+	Of string `json:"of,omitempty"`
 	// Old and New are as written, durations with the kind's default
 	// written out ("5m (default)"). Old is "" when Added, New when Removed.
-	Old, New string
-	Code     bool   // Old and New are source text or values, not prose
-	Message  string // an added or removed condition's error_message
+	Old     string `json:"old,omitempty"`
+	New     string `json:"new,omitempty"`
+	Code    bool   `json:"code,omitempty"`    // Old and New are source text or values, not prose
+	Message string `json:"message,omitempty"` // an added or removed condition's error_message
 }
 
 // StepChange is a step added, removed, moved or changed (same KIND.NAME).
 type StepChange struct {
-	Addr           string // "wait.ready"
-	Kind           ChangeKind
-	OldPos, NewPos int // 1-based positions in file order; 0 when absent
+	Addr   string     `json:"addr"` // "wait.ready"
+	Kind   ChangeKind `json:"kind"`
+	OldPos int        `json:"old_position,omitempty"` // 1-based positions in file order; 0 when absent
+	NewPos int        `json:"new_position,omitempty"`
 	// Moved is true when the step now runs at another point relative to
 	// the steps both plans have; After is the step it now follows ("" when
 	// it runs first).
-	Moved   bool
-	After   string
-	Changes []Change
+	Moved   bool     `json:"moved,omitempty"`
+	After   string   `json:"after,omitempty"`
+	Changes []Change `json:"changes,omitempty"`
 }
 
 // EntryChange is a variable, local or target added, removed or changed.
 type EntryChange struct {
-	Name    string
-	Kind    ChangeKind
-	Changes []Change
+	Name    string     `json:"name"`
+	Kind    ChangeKind `json:"kind"`
+	Changes []Change   `json:"changes,omitempty"`
 }
 
 // Empty reports whether nothing that the plan does or checks changed.

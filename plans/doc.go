@@ -1,8 +1,9 @@
 // Package plans reads lockstep plan files: it parses HCL (or JSON) into a
 // typed Plan, checks it statically (every problem in one pass, each as an
 // hcl.Diagnostic that says how to fix it), resolves variables into a Scope
-// that expressions are evaluated in, formats files and explains plans in
-// words.
+// that expressions are evaluated in, formats files, and says as data what
+// a plan does (Explain, an Explanation) and what a change to it changes
+// (Diff, its Changes); package views renders those.
 //
 // Start with Parse (parse.go) and the checks (check.go); Language
 // (schema.go) holds the whole language as plain data, which fmt, explain,

@@ -12,79 +12,100 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
-// Explain describes in words what each step of p does and what it must
+// Explanation is what explain says of a plan, in words: each step in
+// file order with what it does and what it must observe to move on, then
+// the variables. It holds text only, sensitive values already shown as
+// (sensitive); views renders it.
+type Explanation struct {
+	Plan        string                `json:"plan"`
+	Description string                `json:"description,omitempty"`
+	File        string                `json:"file"`
+	Steps       []StepExplanation     `json:"steps"`
+	Variables   []VariableExplanation `json:"variables,omitempty"`
+}
+
+// StepExplanation is one step: where it runs, then its facts in order.
+type StepExplanation struct {
+	Number      int    `json:"number"` // 1-based, in file order
+	Addr        string `json:"addr"`
+	Kind        string `json:"kind"`
+	Target      string `json:"target"` // "gpu (ssh root@gpu-node-1)"
+	Description string `json:"description,omitempty"`
+	Facts       []Fact `json:"facts,omitempty"`
+}
+
+// Fact is one thing explain says of a step: words (Value), an expression
+// (Code: Value as written, Resolved its value when known before the run),
+// or a list of conditions (Items, not nil).
+type Fact struct {
+	Label string `json:"label"`
+	// Attr: an attribute of the probe or load in the fact above.
+	Attr     bool   `json:"attr,omitempty"`
+	Value    string `json:"value,omitempty"`
+	Code     bool   `json:"code,omitempty"`
+	Resolved string `json:"resolved,omitempty"`
+	Items    []Item `json:"items,omitempty"`
+}
+
+// Item is a condition (Code: its source) or words, with its
+// error_message.
+type Item struct {
+	Text    string `json:"text"`
+	Code    bool   `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// VariableExplanation is a variable: its type, the value it has (from
+// Source: "default", a -var, a file) or "(required: no default)", and the
+// rules its validations check.
+type VariableExplanation struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Value       string `json:"value"`
+	Source      string `json:"source,omitempty"`
+	Description string `json:"description,omitempty"`
+	Rules       []Item `json:"rules,omitempty"`
+}
+
+// Explain says in words what each step of p does and what it must
 // observe to move on, in file order, followed by the variables. With a
-// Scope, commands and other values are also shown resolved (sensitive
-// parts as (sensitive)); with a nil Scope they are shown as written.
-// format is "text" or "markdown" (for a pull request). The output depends
-// only on its inputs.
-func Explain(p *Plan, s *Scope, format string) (string, error) {
-	var w explainer
-	switch format {
-	case "text", "":
-		w = &textExplainer{}
-	case "markdown", "md":
-		w = &markdownExplainer{}
-	default:
-		return "", fmt.Errorf("unknown explain format %q (want text or markdown)", format)
+// Scope, commands and other values are also given resolved (sensitive
+// parts as (sensitive)); with a nil Scope they are given as written. The
+// result depends only on its inputs.
+func Explain(p *Plan, s *Scope) Explanation {
+	e := &explain{plan: p, scope: s, lang: Language()}
+	x := Explanation{Plan: p.Name, Description: p.Description, File: p.Filename, Steps: []StepExplanation{}}
+	for i, st := range p.Steps {
+		x.Steps = append(x.Steps, e.step(i+1, st))
 	}
-	e := &explain{plan: p, scope: s, lang: Language(), w: w}
-	e.run()
-	return w.String(), nil
-}
-
-// explainer renders the parts of an explanation; text and markdown differ
-// only in layout.
-type explainer interface {
-	title(name, desc, file string)
-	section(name string)
-	step(n int, addr, kind, target, desc string)
-	field(label, value string)            // a one-line fact
-	code(label, written, resolved string) // an expression, as written and resolved
-	list(label string, items []item)
-	variable(v varInfo)
-	String() string
-}
-
-type item struct {
-	text    string // the condition's source, or words
-	code    bool   // text is source code
-	message string // error_message, when given
-}
-
-type varInfo struct {
-	name, typ, value, source, desc string
-	rules                          []item
+	for _, v := range p.Variables {
+		x.Variables = append(x.Variables, e.variable(v))
+	}
+	return x
 }
 
 type explain struct {
 	plan  *Plan
 	scope *Scope
 	lang  *Schema
-	w     explainer
+	facts []Fact // of the step being explained
 }
 
-func (e *explain) run() {
-	p := e.plan
-	e.w.title(p.Name, p.Description, p.Filename)
-	e.w.section("Steps")
-	for i, s := range p.Steps {
-		e.step(i+1, s)
-	}
-	if len(p.Variables) > 0 {
-		e.w.section("Variables")
-		for _, v := range p.Variables {
-			e.w.variable(e.variable(v))
-		}
-	}
+func (e *explain) field(label, value string) {
+	e.facts = append(e.facts, Fact{Label: label, Value: value})
 }
 
-func (e *explain) step(n int, s *Step) {
+func (e *explain) list(label string, items []Item) {
+	e.facts = append(e.facts, Fact{Label: label, Items: items})
+}
+
+func (e *explain) step(n int, s *Step) StepExplanation {
 	kind := e.lang.StepKind(s.Kind)
-	e.w.step(n, s.Addr(), s.Kind, e.targetText(s.Target), s.Description)
+	x := StepExplanation{Number: n, Addr: s.Addr(), Kind: s.Kind, Target: e.targetText(s.Target), Description: s.Description}
 	if kind == nil {
-		return
+		return x
 	}
+	e.facts = nil
 	switch s.Kind {
 	case "run":
 		e.code("Runs", s.Command)
@@ -93,20 +114,20 @@ func (e *explain) step(n int, s *Step) {
 		if s.Log != nil {
 			e.code("Log", s.Log)
 		} else {
-			e.w.field("Log", "a fresh file under .lockstep/")
+			e.field("Log", "a fresh file under .lockstep/")
 		}
 		if s.Pidfile != nil {
 			e.code("Follows the daemon named in", s.Pidfile)
 		}
 	case "wait":
-		e.w.field("Action", "none: polls its probes and conditions")
+		e.field("Action", "none: polls its probes and conditions")
 	case "assert":
-		e.w.field("Action", "none: checks its probes and conditions")
+		e.field("Action", "none: checks its probes and conditions")
 	case "benchmark":
 		if s.Load != nil {
-			e.w.field("Load", s.Load.Kind+" load")
+			e.field("Load", s.Load.Kind+" load")
 			for _, name := range e.attrOrder(s.Load.Attrs, e.loadAttrNames(s.Load.Kind)) {
-				e.code("  "+name, s.Load.Attrs[name])
+				e.attr(name, s.Load.Attrs[name])
 			}
 		}
 		if s.Command != nil {
@@ -116,11 +137,11 @@ func (e *explain) step(n int, s *Step) {
 				if m.JSON != "" {
 					how = "json path " + m.JSON
 				}
-				e.w.field("Metric "+m.Name, how)
+				e.field("Metric "+m.Name, how)
 			}
 		}
 		if s.Repeat > 1 {
-			e.w.field("Repeats", fmt.Sprintf("%d times (metrics give values, median, min, max, stddev)", s.Repeat))
+			e.field("Repeats", fmt.Sprintf("%d times (metrics give values, median, min, max, stddev)", s.Repeat))
 		}
 	}
 	if s.Env != nil {
@@ -133,7 +154,7 @@ func (e *explain) step(n int, s *Step) {
 		e.probe(pr)
 	}
 
-	var moves []item
+	var moves []Item
 	confirms := kind.Confirms
 	if s.Kind == "benchmark" {
 		// Say which of the two a benchmark does.
@@ -146,39 +167,41 @@ func (e *explain) step(n int, s *Step) {
 		if strings.Contains(c, "grace") {
 			c += ": " + e.durationText(s.Grace, "2s")
 		}
-		moves = append(moves, item{text: c})
+		moves = append(moves, Item{Text: c})
 	}
 	for _, c := range s.Postconditions {
 		moves = append(moves, e.condition(c))
 	}
 	if len(moves) == 0 {
-		moves = append(moves, item{text: "nothing: it has no postcondition"})
+		moves = append(moves, Item{Text: "nothing: it has no postcondition"})
 	}
-	e.w.list("Moves on when", moves)
+	e.list("Moves on when", moves)
 	if len(s.AbortIfs) > 0 {
-		var stops []item
+		var stops []Item
 		for _, c := range s.AbortIfs {
 			stops = append(stops, e.condition(c))
 		}
-		e.w.list("Stops at once if", stops)
+		e.list("Stops at once if", stops)
 	}
 	if s.Kind == "assert" && s.Timeout == nil {
-		e.w.field("Gives up", "at once: checks a single time (set timeout to retry)")
+		e.field("Gives up", "at once: checks a single time (set timeout to retry)")
 	} else {
-		e.w.field("Gives up after", e.durationText(s.Timeout, kind.DefaultTimeout))
-		e.w.field("Checks every", e.durationText(s.Interval, kind.DefaultInterval))
+		e.field("Gives up after", e.durationText(s.Timeout, kind.DefaultTimeout))
+		e.field("Checks every", e.durationText(s.Interval, kind.DefaultInterval))
 	}
 	if s.Progress != nil {
 		e.code("Progress", s.Progress)
 	}
 	if s.Always {
-		e.w.field("Always runs", "yes, even after an earlier step failed")
+		e.field("Always runs", "yes, even after an earlier step failed")
 	} else {
-		e.w.field("Always runs", "no: skipped once a step has failed")
+		e.field("Always runs", "no: skipped once a step has failed")
 	}
 	if s.Keep {
-		e.w.field("Keeps", "what it launched running after the plan ends")
+		e.field("Keeps", "what it launched running after the plan ends")
 	}
+	x.Facts = e.facts
+	return x
 }
 
 // targetText names a target and, for an SSH one, where it connects:
@@ -213,7 +236,10 @@ func (e *explain) probe(pr *Probe) {
 	if pr.Since != "" {
 		head += " since step." + pr.Since + " started"
 	}
-	e.w.field(fmt.Sprintf("Probe %q", pr.Name), head)
+	if sum := e.lang.ProbeSummary(pr, e.scope); sum != "" {
+		head += " (" + sum + ")"
+	}
+	e.field(fmt.Sprintf("Probe %q", pr.Name), head)
 	var names []string
 	if k := e.lang.ProbeKind(pr.Kind); k != nil {
 		for _, a := range k.Attrs {
@@ -221,7 +247,7 @@ func (e *explain) probe(pr *Probe) {
 		}
 	}
 	for _, name := range e.attrOrder(pr.Attrs, names) {
-		e.code("  "+name, pr.Attrs[name])
+		e.attr(name, pr.Attrs[name])
 	}
 }
 
@@ -253,16 +279,16 @@ func (e *explain) loadAttrNames(kind string) []string {
 	return out
 }
 
-func (e *explain) condition(c *Condition) item {
-	it := item{text: c.Source, code: true}
+func (e *explain) condition(c *Condition) Item {
+	it := Item{Text: c.Source, Code: true}
 	if c.ErrorMessage != nil {
 		written, resolved := e.texts(c.ErrorMessage)
 		if resolved != "" {
-			it.message = resolved
+			it.Message = resolved
 		} else if v, ds := c.ErrorMessage.Value(nil); !ds.HasErrors() && v.Type() == cty.String && v.IsKnown() && !v.IsNull() {
-			it.message = v.AsString()
+			it.Message = v.AsString()
 		} else {
-			it.message = written
+			it.Message = written
 		}
 	}
 	return it
@@ -283,11 +309,22 @@ func (e *explain) durationText(expr hcl.Expression, def string) string {
 }
 
 func (e *explain) code(label string, expr hcl.Expression) {
+	e.facts = append(e.facts, e.codeFact(label, expr))
+}
+
+// attr is an attribute of the probe or load just explained.
+func (e *explain) attr(label string, expr hcl.Expression) {
+	f := e.codeFact(label, expr)
+	f.Attr = true
+	e.facts = append(e.facts, f)
+}
+
+func (e *explain) codeFact(label string, expr hcl.Expression) Fact {
 	written, resolved := e.texts(expr)
 	if resolved == written {
 		resolved = ""
 	}
-	e.w.code(label, written, resolved)
+	return Fact{Label: label, Value: written, Code: true, Resolved: resolved}
 }
 
 // texts returns an expression's source text and, when a Scope is given and
@@ -393,189 +430,40 @@ func (e *explain) resolve(expr hcl.Expression) string {
 	return sh.Text
 }
 
-func (e *explain) variable(v *Variable) varInfo {
-	info := varInfo{name: v.Name, desc: v.Description, typ: typeexpr.TypeString(v.Type)}
+func (e *explain) variable(v *Variable) VariableExplanation {
+	info := VariableExplanation{Name: v.Name, Description: v.Description, Type: typeexpr.TypeString(v.Type)}
 	switch {
 	case e.scope != nil && e.scope.Vars[v.Name] != cty.NilVal:
-		info.value = showValue(e.scope.Vars[v.Name])
-		info.source = e.scope.Sources[v.Name]
+		info.Value = showValue(e.scope.Vars[v.Name])
+		info.Source = e.scope.Sources[v.Name]
 	case v.Default == cty.NilVal:
-		info.value = "(required: no default)"
+		info.Value = "(required: no default)"
 	case v.Sensitive:
-		info.value = "(sensitive)"
-		info.source = "default"
+		info.Value = "(sensitive)"
+		info.Source = "default"
 	default:
-		info.value = showValue(v.Default)
-		info.source = "default"
+		info.Value = showValue(v.Default)
+		info.Source = "default"
 	}
-	if v.Sensitive && info.value != "(required: no default)" {
-		info.value = "(sensitive)"
+	if v.Sensitive && info.Value != "(required: no default)" {
+		info.Value = "(sensitive)"
 	}
 	for _, c := range v.Validations {
-		info.rules = append(info.rules, e.condition(c))
+		info.Rules = append(info.Rules, e.condition(c))
 	}
 	return info
 }
 
 func quote(s string) string { return fmt.Sprintf("%q", s) }
 
-type textExplainer struct{ b strings.Builder }
-
-func (t *textExplainer) title(name, desc, file string) {
-	fmt.Fprintf(&t.b, "Plan %s (%s)\n", name, file)
-	if desc != "" {
-		fmt.Fprintf(&t.b, "  %s\n", desc)
-	}
-}
-
-func (t *textExplainer) section(name string) {
-	fmt.Fprintf(&t.b, "\n%s\n", name)
-}
-
-func (t *textExplainer) step(n int, addr, kind, target, desc string) {
-	fmt.Fprintf(&t.b, "\n%d. %s on target %s\n", n, addr, target)
-	if desc != "" {
-		fmt.Fprintf(&t.b, "   %s\n", desc)
-	}
-}
-
-func (t *textExplainer) field(label, value string) {
-	fmt.Fprintf(&t.b, "   %s: %s\n", label, value)
-}
-
-func (t *textExplainer) code(label, written, resolved string) {
-	fmt.Fprintf(&t.b, "   %s: %s\n", label, indentMore(written, "     "))
-	if resolved != "" {
-		fmt.Fprintf(&t.b, "   %s  resolved: %s\n", strings.Repeat(" ", len(label)), indentMore(resolved, "     "))
-	}
-}
-
+// indentMore puts pad before the second and later lines of s.
 func indentMore(s, pad string) string {
 	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+pad)
 }
 
-func (t *textExplainer) list(label string, items []item) {
-	fmt.Fprintf(&t.b, "   %s:\n", label)
-	for _, it := range items {
-		fmt.Fprintf(&t.b, "     - %s\n", indentMore(it.text, "       "))
-		if it.message != "" {
-			fmt.Fprintf(&t.b, "       else: %s\n", it.message)
-		}
+func upperFirst(s string) string {
+	if s == "" {
+		return s
 	}
-}
-
-func (t *textExplainer) variable(v varInfo) {
-	fmt.Fprintf(&t.b, "  %s (%s) = %s", v.name, v.typ, v.value)
-	if v.source != "" && v.source != "default" {
-		fmt.Fprintf(&t.b, " from %s", v.source)
-	}
-	t.b.WriteString("\n")
-	if v.desc != "" {
-		fmt.Fprintf(&t.b, "    %s\n", v.desc)
-	}
-	for _, r := range v.rules {
-		fmt.Fprintf(&t.b, "    must hold: %s\n", indentMore(r.text, "      "))
-		if r.message != "" {
-			fmt.Fprintf(&t.b, "      else: %s\n", r.message)
-		}
-	}
-}
-
-func (t *textExplainer) String() string { return t.b.String() }
-
-type markdownExplainer struct {
-	b     strings.Builder
-	table bool // the variables table has its header
-}
-
-func (m *markdownExplainer) title(name, desc, file string) {
-	fmt.Fprintf(&m.b, "## Plan `%s`\n\n", name)
-	if desc != "" {
-		fmt.Fprintf(&m.b, "%s\n\n", desc)
-	}
-	fmt.Fprintf(&m.b, "File: `%s`\n", file)
-}
-
-func (m *markdownExplainer) section(name string) {
-	fmt.Fprintf(&m.b, "\n### %s\n", name)
-}
-
-func (m *markdownExplainer) step(n int, addr, kind, target, desc string) {
-	fmt.Fprintf(&m.b, "\n#### %d. `%s` on `%s`\n\n", n, addr, target)
-	if desc != "" {
-		fmt.Fprintf(&m.b, "%s\n\n", desc)
-	}
-}
-
-func (m *markdownExplainer) field(label, value string) {
-	fmt.Fprintf(&m.b, "- **%s:** %s\n", strings.TrimSpace(label), value)
-}
-
-func (m *markdownExplainer) code(label, written, resolved string) {
-	pad := ""
-	if strings.HasPrefix(label, " ") {
-		pad = "  " // an attribute of the probe or load above
-	}
-	label = strings.TrimSpace(label)
-	if !strings.Contains(written, "\n") && !strings.Contains(resolved, "\n") {
-		fmt.Fprintf(&m.b, "%s- **%s:** %s\n", pad, label, mdCode(written))
-		if resolved != "" {
-			fmt.Fprintf(&m.b, "%s  - resolved: %s\n", pad, mdCode(resolved))
-		}
-		return
-	}
-	in := pad + "  "
-	fmt.Fprintf(&m.b, "%s- **%s:**\n\n%s```\n%s%s\n%s```\n", pad, label, in, in, indentMore(written, in), in)
-	if resolved != "" {
-		fmt.Fprintf(&m.b, "\n%sresolved:\n\n%s```\n%s%s\n%s```\n", in, in, in, indentMore(resolved, in), in)
-	}
-}
-
-func (m *markdownExplainer) list(label string, items []item) {
-	fmt.Fprintf(&m.b, "- **%s:**\n", label)
-	for _, it := range items {
-		text := it.text
-		if it.code {
-			text = mdCode(strings.Join(strings.Fields(text), " "))
-		}
-		if it.message != "" {
-			fmt.Fprintf(&m.b, "  - %s (else: %s)\n", text, it.message)
-		} else {
-			fmt.Fprintf(&m.b, "  - %s\n", text)
-		}
-	}
-}
-
-func (m *markdownExplainer) variable(v varInfo) {
-	if !m.table {
-		m.table = true
-		m.b.WriteString("\n| Variable | Type | Value | Description |\n|---|---|---|---|\n")
-	}
-	value := mdCode(v.value)
-	if v.source != "" && v.source != "default" {
-		value += " from " + v.source
-	}
-	parts := []string{}
-	if v.desc != "" {
-		parts = append(parts, v.desc)
-	}
-	for _, r := range v.rules {
-		parts = append(parts, "must hold: "+mdCode(strings.Join(strings.Fields(r.text), " ")))
-	}
-	desc := strings.Join(parts, "; ")
-	fmt.Fprintf(&m.b, "| `%s` | `%s` | %s | %s |\n", v.name, v.typ, strings.ReplaceAll(value, "|", `\|`), strings.ReplaceAll(desc, "|", `\|`))
-}
-
-func (m *markdownExplainer) String() string { return m.b.String() }
-
-// mdCode wraps s in a code span that survives backticks inside it.
-func mdCode(s string) string {
-	fence := "`"
-	for strings.Contains(s, fence) {
-		fence += "`"
-	}
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
-		return fence + " " + s + " " + fence
-	}
-	return fence + s + fence
+	return strings.ToUpper(s[:1]) + s[1:]
 }

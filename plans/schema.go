@@ -3,6 +3,7 @@ package plans
 import (
 	"github.com/zclconf/go-cty/cty"
 
+	"lockstep/probes"
 	"lockstep/schema"
 )
 
@@ -60,6 +61,9 @@ type ProbeKind struct {
 	Outputs []Output
 	// OneOf lists attributes of which exactly one must be set.
 	OneOf []string
+	// Defaults returns a fresh config holding the kind's defaults: what
+	// validate and the run decode a probe block onto.
+	Defaults func() probes.Config
 }
 
 // LoadKind describes one kind of benchmark load.

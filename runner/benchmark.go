@@ -10,6 +10,7 @@ import (
 
 	"lockstep/loads"
 	"lockstep/plans"
+	"lockstep/probes"
 	"lockstep/runner/events"
 	"lockstep/schema"
 	"lockstep/steps"
@@ -172,7 +173,7 @@ func (s *stepRun) keepRuns(values map[string][]float64) {
 
 // lastLines is the last n lines of a command's output as a terminal
 // shows them (a progress bar as last drawn).
-func lastLines(s string, n int) []string { return steps.TailOf(s, n) }
+func lastLines(s string, n int) []string { return probes.TailOf(s, n) }
 
 // metricsValue is self.metrics: NAME -> number, or for a repeated
 // command NAME -> {values, median, min, max, stddev}.

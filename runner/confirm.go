@@ -14,8 +14,8 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 
 	"lockstep/plans"
+	"lockstep/probes"
 	"lockstep/runner/events"
-	"lockstep/steps"
 )
 
 // historyLen is how many observations a step keeps to show how its state
@@ -226,7 +226,7 @@ func (s *stepRun) observe(ctx context.Context) {
 // as shown.
 func (s *stepRun) permanent() string {
 	for _, np := range s.probes {
-		if err := s.errs[np.name]; err != nil && steps.Permanent(err) {
+		if err := s.errs[np.name]; err != nil && probes.Permanent(err) {
 			return "probe." + np.name + ": " + s.probeError(np.name)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,9 +45,12 @@ type launched struct {
 	roots   []int
 	rootsAt time.Time
 	told    bool
+	// pidfileOK is set once the pidfile has named the launch's process
+	// or one of its members while its command ran.
+	pidfileOK bool
 
 	// marks are the files later probes read since this launch, as they
-	// were before it started (steps.Mark keys).
+	// were before it started (probes.Mark keys).
 	marks map[string]targets.FileInfo
 }
 
@@ -83,6 +87,9 @@ type launchState struct {
 func (r *run) state(ctx context.Context, l *launched) (launchState, error) {
 	p := l.current()
 	st, err := l.target.Inspect(ctx, p)
+	if err == nil && st.Alive && !p.Daemon && l.pidfile != "" {
+		return launchState{ProcessState: st, following: l.ownPidfile(ctx)}, nil
+	}
 	if err != nil || st.Alive || p.Daemon || st.Replaced || st.ExitCode != 0 {
 		return launchState{ProcessState: st}, err
 	}
@@ -180,6 +187,38 @@ func readPidfile(ctx context.Context, l *launched) (int, string) {
 		return 0, fmt.Sprintf("the command exited with status 0; waiting for its pidfile %s to hold a pid", l.pidfile)
 	}
 	return pid, ""
+}
+
+// ownPidfile says why a launch with a pidfile whose command still runs
+// is not yet started: "" once its pidfile has named the launch's own
+// process or one of its members. A launch is confirmed by the process its
+// pidfile names: without this, a command still on its way to
+// daemonizing when the grace period ends (a slow machine) was taken for
+// the server, and a stale pidfile went unseen.
+func (l *launched) ownPidfile(ctx context.Context) string {
+	l.mu.Lock()
+	ok := l.pidfileOK
+	l.mu.Unlock()
+	if ok {
+		return ""
+	}
+	pid, why := readPidfile(ctx, l)
+	if pid == 0 {
+		return strings.Replace(why, "the command exited with status 0; ", "the command is running; ", 1)
+	}
+	if pid != l.proc.PID {
+		ms, err := l.target.Members(ctx, l.proc)
+		if err != nil {
+			return fmt.Sprintf("the command is running; looking for the process its pidfile %s names: %v", l.pidfile, err)
+		}
+		if !slices.ContainsFunc(ms, func(m targets.ProcessInfo) bool { return m.PID == pid }) {
+			return fmt.Sprintf("the command is running; its pidfile %s names pid %d, not a process of this launch", l.pidfile, pid)
+		}
+	}
+	l.mu.Lock()
+	l.pidfileOK = true
+	l.mu.Unlock()
+	return ""
 }
 
 // fromPidfile returns the process pid (read from the launch's pidfile) if

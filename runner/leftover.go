@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"lockstep/probes"
 	"lockstep/runner/events"
-	"lockstep/steps"
 	"lockstep/targets"
 )
 
@@ -141,7 +141,7 @@ func (r *run) stopLeftover(ctx context.Context, lo *leftover) {
 // processes running: the probe has stopped them already, and does after
 // every observation (a probe must not start processes).
 func (s *stepRun) probeLeft(np namedProbe) {
-	lv, ok := np.p.(steps.Leaving)
+	lv, ok := np.p.(probes.Leaving)
 	if !ok {
 		return
 	}

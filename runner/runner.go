@@ -19,8 +19,8 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"lockstep/plans"
+	"lockstep/probes"
 	"lockstep/runner/events"
-	"lockstep/steps"
 	"lockstep/targets"
 )
 
@@ -95,7 +95,7 @@ type run struct {
 	targets map[string]targets.Target
 	// guard redacts sensitive values in what the world says (guard.go).
 	guard *guard
-	http  *steps.HTTPClients
+	http  *probes.HTTPClients
 }
 
 // Run runs the plan once. It returns when every step has ended and every
@@ -114,7 +114,7 @@ func Run(ctx context.Context, o Options) Result {
 		outputs: map[string]cty.Value{},
 		targets: map[string]targets.Target{},
 		guard:   newGuard(o.Scope.Secrets()),
-		http:    steps.NewHTTPClients(),
+		http:    probes.NewHTTPClients(),
 	}
 	// The watcher emits too (a launch found to have daemonized).
 	var emitMu sync.Mutex
@@ -242,12 +242,12 @@ func (r *run) launch(addr string) *launched {
 }
 
 // stepRef turns a launch address a probe names into what the probe needs.
-func (r *run) stepRef(addr string) (*steps.Launch, error) {
+func (r *run) stepRef(addr string) (*probes.Launch, error) {
 	l := r.launch(addr)
 	if l == nil {
 		return nil, fmt.Errorf("step.%s launched no process", addr)
 	}
-	return &steps.Launch{Addr: l.addr, Process: l.current, Log: l.proc.Log, Marks: l.marks}, nil
+	return &probes.Launch{Addr: l.addr, Process: l.current, Log: l.proc.Log, Marks: l.marks}, nil
 }
 
 func (r *run) startInfo() *events.Start {

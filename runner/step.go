@@ -15,8 +15,9 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"lockstep/plans"
+	"lockstep/probes"
 	"lockstep/runner/events"
-	"lockstep/steps"
+	"lockstep/schema"
 	"lockstep/targets"
 )
 
@@ -51,9 +52,9 @@ type stepRun struct {
 	self   map[string]cty.Value
 	// followers are the logs this step follows: its log probes and, for a
 	// launch, its own log.
-	followers []*steps.Follower
+	followers []*probes.Follower
 	own       *launched // the process this launch started
-	ownLog    *steps.Follower
+	ownLog    *probes.Follower
 	// following says why the launch is neither alive nor dead: its
 	// command exited 0 and the daemon it left is being made sure of.
 	following string
@@ -81,6 +82,8 @@ type stepRun struct {
 	// then the guard; probeInputs the same for each probe.
 	inputs      *redactor
 	probeInputs map[string]*redactor
+	// probeConfigs is each probe's config as the record keeps it.
+	probeConfigs map[string]map[string]string
 
 	// left is what the step's command left running (leftover.go).
 	left []events.LeftProcess
@@ -91,7 +94,7 @@ type stepRun struct {
 
 type namedProbe struct {
 	name string
-	p    steps.Probe
+	p    probes.Probe
 }
 
 func (r *run) stepEvent(i int, st *plans.Step) events.Step {
@@ -120,7 +123,7 @@ func evaluatedOnce(st *plans.Step) bool {
 // step; outer is the attempt's context, whose end means interrupted.
 func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.Step) (out events.Outcome) {
 	s := &stepRun{r: r, st: st, ev: ev, start: time.Now(), values: map[string]cty.Value{}, errs: map[string]error{}, self: map[string]cty.Value{},
-		inputs: &redactor{g: r.guard}, probeInputs: map[string]*redactor{}}
+		inputs: &redactor{g: r.guard}, probeInputs: map[string]*redactor{}, probeConfigs: map[string]map[string]string{}}
 	r.emit(events.Event{Type: events.StepStarted, Step: &ev})
 	defer func() {
 		// No connection a probe opened outlives its step: the next step
@@ -147,6 +150,7 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 		out.Left = s.left
 		r.record(s)
 		out.Outputs = s.outputs()
+		out.Probes = s.probeConfigs
 		r.emit(events.Event{Type: events.StepFinished, Step: &ev, Outcome: &out})
 	}()
 
@@ -319,19 +323,40 @@ func (s *stepRun) makeProbes(ctx context.Context, readingSelf bool) error {
 		attrs := map[string]cty.Value{}
 		red := &redactor{g: s.r.guard}
 		s.probeInputs[pb.Name] = red
+		// shown is how a sensitive attribute shows (plans.Show): what the
+		// record keeps of it.
+		shown := map[string]string{}
 		for name, expr := range pb.Attrs {
-			if name == "step" {
-				continue
-			}
 			v, diags := expr.Value(ectx)
 			if diags.HasErrors() {
 				return fmt.Errorf("probe %s: %s", pb.Name, s.r.guard.text(diagText(diags)))
 			}
 			s.noteInput(red, expr, ectx, v)
+			if plans.IsSensitive(v) {
+				sh, diags := plans.Show(expr, ectx)
+				if diags.HasErrors() {
+					sh.Text = redacted
+				}
+				shown[name] = sh.Text
+			}
 			v, _ = v.UnmarkDeep()
 			attrs[name] = v
 		}
-		spec := steps.ProbeSpec{Kind: pb.Kind, Name: pb.Name, Attrs: attrs, Reads: reads[pb.Name], HTTP: s.r.http}
+		kind, ok := probes.Lookup(pb.Kind)
+		if !ok {
+			return fmt.Errorf("probe %s: no probe kind %q", pb.Name, pb.Kind)
+		}
+		// The decoder validate used: what validated runs.
+		cfg := kind.Defaults()
+		if err := schema.DecodeChecked(plans.ProbeValues(pb, attrs), cfg); err != nil {
+			var msgs []string
+			for _, e := range schema.Errors(err) {
+				msgs = append(msgs, e.Error())
+			}
+			return fmt.Errorf("probe %s: %s", pb.Name, red.text(strings.Join(msgs, "; ")))
+		}
+		s.probeConfigs[pb.Name] = recordedConfig(cfg, shown, red)
+		spec := probes.Spec{Reads: reads[pb.Name], HTTP: s.r.http}
 		if pb.Step != "" {
 			l, err := s.r.stepRef(pb.Step)
 			if err != nil {
@@ -346,16 +371,35 @@ func (s *stepRun) makeProbes(ctx context.Context, readingSelf bool) error {
 			}
 			spec.Since = l
 		}
-		p, err := steps.NewProbe(ctx, s.t, spec)
+		p, err := cfg.New(ctx, s.t, spec)
 		if err != nil {
 			return fmt.Errorf("probe %s: %s", pb.Name, red.text(err.Error()))
 		}
-		if f, ok := p.(steps.Following); ok {
+		if f, ok := p.(probes.Following); ok {
 			s.followers = append(s.followers, f.Follower())
 		}
 		s.probes = append(s.probes, namedProbe{pb.Name, p})
 	}
 	return nil
+}
+
+// recordedConfig is a probe's decoded config as its step's record keeps
+// it (schema.Shown): each sensitive attribute as plans.Show shows it
+// (shown), the rest through red, as the probe's errors are.
+func recordedConfig(cfg probes.Config, shown map[string]string, red *redactor) map[string]string {
+	out := schema.Shown(cfg)
+	for name, text := range out {
+		if sh, ok := shown[name]; ok {
+			text = sh
+		}
+		out[name] = red.text(text)
+	}
+	for name, sh := range shown {
+		if _, ok := out[name]; !ok {
+			out[name] = red.text(sh) // set, sensitive, and shown as "" (a null)
+		}
+	}
+	return out
 }
 
 // probeReads says, for each probe, which of its outputs the step's
@@ -604,7 +648,7 @@ func outputTail(b []byte) []string {
 }
 
 func commandSelf(res targets.Result) map[string]cty.Value {
-	v := steps.CommandValue(res)
+	v := probes.CommandValue(res)
 	return v.AsValueMap()
 }
 
@@ -641,7 +685,7 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 		s.own.shownLog = shownLog
 	}
 	s.r.addLaunch(s.own)
-	s.ownLog = steps.FollowLaunch(s.t, proc, 0)
+	s.ownLog = probes.FollowLaunch(s.t, proc, 0)
 	s.followers = append(s.followers, s.ownLog)
 	s.self["pid"] = cty.NumberIntVal(int64(proc.PID))
 	s.self["pgid"] = cty.NumberIntVal(int64(proc.PGID))
@@ -680,7 +724,7 @@ func (s *stepRun) marks(ctx context.Context) map[string]targets.FileInfo {
 				continue
 			}
 			if fi, err := t.Stat(ctx, path); err == nil {
-				marks[steps.Mark(t.Name(), path)] = fi
+				marks[probes.Mark(t.Name(), path)] = fi
 			}
 		}
 	}

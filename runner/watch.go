@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"lockstep/steps"
+	"lockstep/probes"
 	"lockstep/targets"
 )
 
@@ -89,5 +89,5 @@ func (r *run) watch(ctx context.Context, cancel context.CancelCauseFunc) (stop f
 func (r *run) tail(ctx context.Context, l *launched) []string {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	return r.guard.lines(steps.LaunchTail(ctx, l.target, l.current(), tailLines))
+	return r.guard.lines(probes.LaunchTail(ctx, l.target, l.current(), tailLines))
 }

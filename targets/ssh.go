@@ -829,12 +829,16 @@ func shellStatus(n int) (int, string) {
 
 // membersScript lists the processes carrying the launch's mark (the
 // files that matched: its limit, or its variable as a whole entry of the
-// environment), then every process as procScript does. Two greps, a cat
-// and a head, whatever the number of processes.
+// environment: one grep reads both), then every process as procScript
+// does. When nothing carries the mark and the launch has no pid of its
+// own to prove by (what a run step's command left: quick=1), that is the
+// answer, and the process table is not read: a run step's look for what
+// its command left costs one grep.
 const membersScript = `read -r self </proc/self/stat
 echo "self ${self%% *} $$"
-grep -ls -- "^Max realtime timeout  *$lim " /proc/[0-9]*/limits 2>/dev/null
-grep -lszxF -- "LOCKSTEP_LAUNCH_$mark=1" /proc/[0-9]*/environ 2>/dev/null
+found=$(grep -lszE -e "Max realtime timeout +$lim " -e "^LOCKSTEP_LAUNCH_$mark=1\$" /proc/[0-9]*/limits /proc/[0-9]*/environ 2>/dev/null)
+[ -n "$found" ] && echo "$found"
+[ -z "$found" ] && [ "$quick" = 1 ] && exit 0
 echo "==lockstep-stats"
 cat /proc/[0-9]*/stat 2>/dev/null
 echo "==lockstep-cmdlines"
@@ -845,17 +849,23 @@ exit 0
 // Members lists the live processes of the launch p on the host, in one
 // round trip (see Target.Members).
 func (s *SSH) Members(ctx context.Context, p Process) ([]ProcessInfo, error) {
-	lim, _ := markLimit(p.Mark)
-	mark := p.Mark
-	if mark == "" {
-		mark = "-" // matches no variable name
+	lim, ok := markLimit(p.Mark)
+	quick := 0
+	if p.PID == 0 && p.PGID == 0 {
+		if !ok {
+			return nil, nil // nothing to find it by
+		}
+		quick = 1
 	}
-	script := fmt.Sprintf("lim=%d mark=%s\n", lim, shellQuote(mark)) + membersScript
+	script := fmt.Sprintf("lim=%d mark=%s quick=%d\n", lim, shellQuote(cmp.Or(p.Mark, "-")), quick) + membersScript
 	out, err := s.script(ctx, fmt.Sprintf("members of pid %d", p.PID), script)
 	if err != nil {
 		return nil, err
 	}
-	head, rest, _ := bytes.Cut(out, []byte("==lockstep-stats\n"))
+	head, rest, found := bytes.Cut(out, []byte("==lockstep-stats\n"))
+	if !found {
+		return nil, nil // the quick answer: nothing carries the mark
+	}
 	stats, cmdlines, _ := bytes.Cut(rest, []byte("==lockstep-cmdlines\n"))
 	self, worker, lines := scriptSelf(strings.Split(string(head), "\n"))
 	marked := map[int]bool{}

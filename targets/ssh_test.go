@@ -893,6 +893,19 @@ func BenchmarkSSH(b *testing.B) {
 			}
 		}
 	})
+	// What a run step's look for what its command left costs when it
+	// left nothing, the common case.
+	b.Run("MembersLeftNothing", func(b *testing.B) {
+		r, err := s.Run(ctx, Command{Line: "true"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if ms, err := s.Members(ctx, r.Owned()); err != nil || len(ms) > 0 {
+				b.Fatal(ms, err)
+			}
+		}
+	})
 	b.Run("WorkerRoundTrip", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := s.script(ctx, "noop", "true"); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"lockstep/plans"
 	"lockstep/runner/records"
+	"lockstep/views"
 )
 
 const attemptsUsage = `usage: lockstep attempts [flags] [PLAN]           the table of attempts
@@ -24,6 +25,8 @@ be left out. N may be "last".
 
 flags:
   --format text|markdown|json   (show also takes junit)
+  --metrics a,b,c               the table's metric columns (default: the
+                                key metrics: throughputs, p99s, errors)
   --records DIR                 where records are kept (default: .lockstep
                                 beside the plan, or $LOCKSTEP_RECORDS)
 
@@ -47,8 +50,10 @@ type attemptsArgs struct {
 	verb    string // "", "show", "diff"
 	numbers []string
 	plan    string
-	format  string
+	format  string       // as given: a views.Format, or junit
+	view    views.Format // format, unless junit
 	records string
+	metrics []string // the table's metric columns; nil: the key metrics
 }
 
 // attemptsCmd runs `lockstep attempts ARGS...` and returns the exit status.
@@ -83,6 +88,8 @@ func parseAttempts(args []string) (attemptsArgs, error) {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&a.format, "format", "text", "")
 	fs.StringVar(&a.records, "records", "", "")
+	var metrics string
+	fs.StringVar(&metrics, "metrics", "", "")
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -98,6 +105,7 @@ func parseAttempts(args []string) (attemptsArgs, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+	a.metrics = metricList(metrics)
 	if len(pos) > 0 && (pos[0] == "show" || pos[0] == "diff") {
 		a.verb, pos = pos[0], pos[1:]
 	}
@@ -120,15 +128,17 @@ func parseAttempts(args []string) (attemptsArgs, error) {
 	default:
 		return a, usagef("unexpected arguments: %s", strings.Join(pos[1:], " "))
 	}
-	switch a.format {
-	case "text", "markdown", "json":
-	case "junit":
+	if a.format == "junit" {
 		if a.verb != "show" {
 			return a, usagef("--format junit is for attempts show")
 		}
-	default:
+		return a, nil
+	}
+	view, err := views.ParseFormat(a.format)
+	if err != nil || a.format == "md" || a.format == "" {
 		return a, usagef("unknown format %q (want text, markdown or json)", a.format)
 	}
+	a.view = view
 	return a, nil
 }
 
@@ -142,10 +152,13 @@ func runAttempts(a attemptsArgs) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if len(atts) == 0 && a.format != "json" {
+		if len(atts) == 0 && a.view != views.JSON {
 			return fmt.Sprintf("no attempts yet (records: %s%s)\n", root, whereToLook(a.records)), nil
 		}
-		return records.Table(atts, a.format)
+		if err := knownMetrics(atts, plan, a.metrics); err != nil {
+			return "", err
+		}
+		return views.Attempts(records.Tables(atts, a.metrics), a.view)
 	}
 	var atts []*records.Attempt
 	for _, n := range a.numbers {
@@ -156,14 +169,14 @@ func runAttempts(a attemptsArgs) (string, error) {
 		atts = append(atts, att)
 	}
 	if a.verb == "diff" {
-		return records.Diff(atts[0], atts[1], a.format)
+		return views.AttemptDiff(atts[0], atts[1], a.view)
 	}
 	if a.format == "junit" {
 		var b bytes.Buffer
-		err := records.WriteJUnit(&b, atts[0])
+		err := views.JUnit(&b, atts[0])
 		return b.String(), err
 	}
-	return records.Show(atts[0], a.format)
+	return views.Show(atts[0], a.view)
 }
 
 // resolvePlan finds the records root and the plan's name from the PLAN

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"lockstep/plans"
+	"lockstep/views"
 )
 
 const explainHelp = `Usage: lockstep explain PLAN [--format text|markdown] [-var NAME=VALUE]... [-var-file FILE]...
@@ -52,7 +53,7 @@ Examples:
 // explainFlags is explain's command line, parsed before anything runs.
 type explainFlags struct {
 	Plan   string
-	Format string
+	Format views.Format
 	Inputs plans.Inputs
 	// Diff is set by --diff: Plan is then the new version and Old the old.
 	Diff bool
@@ -60,17 +61,23 @@ type explainFlags struct {
 }
 
 func parseExplainFlags(args []string) (explainFlags, error) {
-	f := explainFlags{Format: "text"}
+	var f explainFlags
+	format := "text"
 	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
-	fs.StringVar(&f.Format, "format", "text", "")
+	fs.StringVar(&format, "format", "text", "")
 	fs.BoolVar(&f.Diff, "diff", false, "")
 	varFlags(fs, &f.Inputs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return f, err
 	}
-	if f.Format != "text" && f.Format != "markdown" {
-		return f, fmt.Errorf("unknown format %q: use text or markdown", f.Format)
+	switch format {
+	case "text":
+		f.Format = views.Text
+	case "markdown":
+		f.Format = views.Markdown
+	default:
+		return f, fmt.Errorf("unknown format %q: use text or markdown", format)
 	}
 	if f.Diff {
 		if len(f.Inputs.Vars) > 0 || len(f.Inputs.VarFiles) > 0 {
@@ -129,7 +136,7 @@ func explainCommand(args []string, stdout, stderr io.Writer) int {
 	} else {
 		writeDiagnostics(stderr, scope.Files, rdiags) // warnings
 	}
-	out, err := plans.Explain(p, scope, f.Format)
+	out, err := views.Explain(plans.Explain(p, scope), f.Format)
 	if err != nil {
 		errorf(stderr, "%v", err)
 		return exitUsage
@@ -164,7 +171,7 @@ func explainDiff(f explainFlags, stdout, stderr io.Writer) int {
 	if invalid {
 		return exitInvalid
 	}
-	out, err := plans.ExplainDiff(parsed[0], parsed[1], f.Format)
+	out, err := views.PlanDiff(plans.Diff(parsed[0], parsed[1]), f.Format)
 	if err != nil {
 		errorf(stderr, "%v", err)
 		return exitUsage

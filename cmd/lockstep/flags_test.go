@@ -4,6 +4,8 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"lockstep/views"
 )
 
 func TestParseExplainFlags(t *testing.T) {
@@ -12,14 +14,14 @@ func TestParseExplainFlags(t *testing.T) {
 		want    explainFlags
 		wantErr string
 	}{
-		{args: []string{"p.hcl"}, want: explainFlags{Plan: "p.hcl", Format: "text"}},
-		{args: []string{"p.hcl", "--format", "markdown"}, want: explainFlags{Plan: "p.hcl", Format: "markdown"}},
-		{args: []string{"-format=markdown", "p.hcl"}, want: explainFlags{Plan: "p.hcl", Format: "markdown"}},
+		{args: []string{"p.hcl"}, want: explainFlags{Plan: "p.hcl", Format: views.Text}},
+		{args: []string{"p.hcl", "--format", "markdown"}, want: explainFlags{Plan: "p.hcl", Format: views.Markdown}},
+		{args: []string{"-format=markdown", "p.hcl"}, want: explainFlags{Plan: "p.hcl", Format: views.Markdown}},
 		{
 			args: []string{"-var", "a=1", "p.hcl", "--var=b=2", "-var-file", "x.hcl", "-var", "a=3"},
-			want: explainFlags{Plan: "p.hcl", Format: "text"},
+			want: explainFlags{Plan: "p.hcl", Format: views.Text},
 		},
-		{args: []string{"--", "-odd-name.hcl"}, want: explainFlags{Plan: "-odd-name.hcl", Format: "text"}},
+		{args: []string{"--", "-odd-name.hcl"}, want: explainFlags{Plan: "-odd-name.hcl", Format: views.Text}},
 		{args: []string{"p.hcl", "--format", "html"}, wantErr: `unknown format "html": use text or markdown`},
 		{args: []string{"p.hcl", "--format"}, wantErr: "flag -format needs a value"},
 		{args: []string{"p.hcl", "--nope"}, wantErr: "unknown flag -nope"},

@@ -34,6 +34,7 @@ func commands() map[string]command {
 		"mcp":      {"serve lockstep to AI agents over the Model Context Protocol (stdio)", mcpCommand},
 		"run":      {"run a plan: one attempt, recorded; --matrix for several", runCmd},
 		"attempts": {"the table of attempts; show one; diff two", attemptsCmd},
+		"report":   {"a report of a plan's attempts: HTML with charts, or Markdown", reportCmd},
 		"version":  {"print this binary's version, from its build information", versionCmd},
 	}
 }

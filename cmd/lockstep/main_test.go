@@ -71,11 +71,14 @@ func TestScripts(t *testing.T) {
 				return ssh != nil, nil
 			case "tmpfs", "chattr":
 				return canDo(cond), nil
+			case "chromium":
+				return haveChromium(), nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: withEndingCmds(map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"procs": procsCmd,
+			"procs":  procsCmd,
+			"browse": browseCmd,
 			// exits N CMD ARGS... runs CMD and wants exit status N.
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) < 2 {

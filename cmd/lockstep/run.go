@@ -22,6 +22,7 @@ import (
 	"lockstep/runner"
 	"lockstep/runner/events"
 	"lockstep/runner/records"
+	"lockstep/views"
 )
 
 // runFlags are `lockstep run`'s flags, parsed before anything runs.
@@ -177,7 +178,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if len(combos) > 1 && len(numbers) > 0 && !f.json {
-		if table, err := records.Matrix(root, p.Name, numbers, "text"); err == nil {
+		if table, err := matrixTable(root, p.Name, numbers); err == nil {
 			fmt.Fprintln(out)
 			fmt.Fprint(out, table)
 		} else {
@@ -241,19 +242,25 @@ func runAttempt(ctx, force context.Context, signalled func() *ending, f runFlags
 // writeJUnit writes the JUnit report of the given attempts, read back
 // from their records, owner-only like them.
 func writeJUnit(path, root, plan string, numbers []int) error {
-	atts := make([]*records.Attempt, 0, len(numbers))
-	for _, n := range numbers {
-		a, err := records.Load(records.AttemptDir(root, plan, n))
-		if err != nil {
-			return err
-		}
-		atts = append(atts, a)
+	atts, err := records.LoadAll(root, plan, numbers)
+	if err != nil {
+		return err
 	}
 	var b bytes.Buffer
-	if err := records.WriteJUnit(&b, atts...); err != nil {
+	if err := views.JUnit(&b, atts...); err != nil {
 		return err
 	}
 	return writeFileAtomic(path, b.Bytes(), reportPerm)
+}
+
+// matrixTable is the table of the attempts a matrix ran, read back from
+// their records.
+func matrixTable(root, plan string, numbers []int) (string, error) {
+	atts, err := records.LoadAll(root, plan, numbers)
+	if err != nil {
+		return "", err
+	}
+	return views.Attempts(records.Tables(atts, nil), views.Text)
 }
 
 // An ending is a signal that ends a run. The first one stops it cleanly:
@@ -349,19 +356,17 @@ func interrupts(stderr io.Writer) (ctx, force context.Context, signalled func() 
 }
 
 // newView chooses how events are shown: JSON lines, a live view on a
-// terminal, or plain lines.
+// terminal, or plain lines; colour only on a terminal, never with
+// NO_COLOR or TERM=dumb.
 func newView(f runFlags, stdout io.Writer) (events.Observer, func()) {
 	if f.json {
-		return newJSONView(stdout), func() {}
+		return views.NewJSONLines(stdout), func() {}
 	}
-	st := style{}
 	file, isFile := fileOf(stdout)
 	tty := isFile && term.IsTerminal(int(file.Fd()))
-	if tty && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb" {
-		st.color = true
-	}
+	color := tty && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
 	if tty && !f.plain && os.Getenv("TERM") != "dumb" {
-		v := newLiveView(stdout, st, func() int {
+		v := views.NewLive(stdout, color, func() int {
 			w, _, err := term.GetSize(int(file.Fd()))
 			if err != nil {
 				return 80
@@ -370,7 +375,7 @@ func newView(f runFlags, stdout io.Writer) (events.Observer, func()) {
 		})
 		return v, v.Close
 	}
-	return newLineView(stdout, st), func() {}
+	return views.NewLines(stdout, color), func() {}
 }
 
 // matrixCombos expands --matrix flags into one list of -var settings per

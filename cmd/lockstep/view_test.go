@@ -6,101 +6,26 @@ import (
 	"time"
 
 	"lockstep/runner/events"
-	"lockstep/terminal"
+	"lockstep/views"
 )
 
-// The live view draws the step in progress on one line: elapsed against
-// the timeout, a progress bar with the percentage, and the log's last
-// line; a finished step becomes a permanent line and the status line is
-// cleared.
-func TestLiveViewDrawsProgress(t *testing.T) {
+// Off a terminal (a pipe, a file, CI) a run prints plain lines with no
+// colour, whatever NO_COLOR says; --json prints JSON lines.
+func TestNewViewOffATerminal(t *testing.T) {
+	t.Setenv("NO_COLOR", "")
 	var out strings.Builder
-	v := &liveView{w: &out, s: style{}, width: func() int { return 200 }}
-	st := &events.Step{Addr: "wait.ready", Kind: "wait", Index: 1, Count: 3, Timeout: 30 * time.Minute}
-	v.Emit(events.Event{Type: events.StepStarted, Time: time.Now(), Step: st})
-	half := 0.5
-	v.Emit(events.Event{Type: events.Progressed, Step: st, Progress: &events.Progress{Fraction: &half, LastLine: "loading shards: 50% (4/8)"}})
-	v.redraw(0)
-	line := out.String()
-	for _, want := range []string{"[2/3] wait.ready", "/30m0s", "[██████████░░░░░░░░░░]  50%", "loading shards: 50% (4/8)"} {
-		if !strings.Contains(line, want) {
-			t.Errorf("status line %q lacks %q", line, want)
-		}
+	v, done := newView(runFlags{}, &out)
+	if _, ok := v.(*views.Lines); !ok {
+		t.Fatalf("not a terminal: want plain lines, got %T", v)
 	}
-	out.Reset()
-	v.Emit(events.Event{Type: events.StepFinished, Step: st, Outcome: &events.Outcome{Status: events.Confirmed, Duration: 3 * time.Second}})
-	if got := out.String(); !strings.HasPrefix(got, "\r\x1b[K") || !strings.Contains(got, "[2/3] wait.ready: confirmed in 3s\n") {
-		t.Errorf("finished step drawn as %q", got)
+	v.Emit(events.Event{Type: events.AttemptStarted, Time: time.Now(), Plan: "p", Attempt: 1})
+	done()
+	if got := out.String(); got != "lockstep: plan p, attempt 1\n" {
+		t.Errorf("plain view printed %q", got)
 	}
-	out.Reset()
-	v.redraw(1)
-	if out.Len() != 0 {
-		t.Errorf("nothing in progress, yet drew %q", out.String())
-	}
-}
-
-// Colour only on a terminal, never with NO_COLOR.
-func TestStyleHonoursNoColor(t *testing.T) {
-	if got := (style{color: false}).red("x"); got != "x" {
-		t.Errorf("uncoloured style wrapped: %q", got)
-	}
-	t.Setenv("NO_COLOR", "1")
-	v, done := newView(runFlags{}, &strings.Builder{})
+	v, done = newView(runFlags{json: true}, &out)
 	defer done()
-	if lv, ok := v.(*lineView); !ok || lv.s.color {
-		t.Errorf("not a terminal or NO_COLOR: want plain uncoloured lines, got %T %+v", v, v)
+	if _, ok := v.(*views.JSONLines); !ok {
+		t.Errorf("--json: want JSON lines, got %T", v)
 	}
-}
-
-// What a server writes never reaches the terminal raw: its colours,
-// cursor moves, carriage returns and other controls are taken out, and a
-// long line is cut, in the plain lines and the live view alike.
-func TestViewsPrintNoRawControls(t *testing.T) {
-	hostile := "\x1b[32mINFO\x1b[0m loading\x1b]0;title\x07 shards:\r 50%\x08\x00\tdone\x1b[2K\x9b1m" + strings.Repeat("x", 400)
-	clean := func(t *testing.T, out string) {
-		t.Helper()
-		body := strings.ReplaceAll(strings.ReplaceAll(out, "\r\x1b[K", ""), "\n", "")
-		for _, r := range body {
-			if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 {
-				t.Fatalf("printed a control character %U in %q", r, out)
-			}
-		}
-		if !strings.Contains(out, "INFO loading shards:  50%") || !strings.Contains(out, "done") {
-			t.Errorf("the text itself was lost: %q", out)
-		}
-	}
-	st := &events.Step{Addr: "wait.ready", Kind: "wait", Index: 0, Count: 1}
-	frac := 0.5
-	evs := []events.Event{
-		{Type: events.Progressed, Step: st, Time: time.Now().Add(time.Hour), Progress: &events.Progress{Fraction: &frac, LastLine: hostile}},
-		{Type: events.Observed, Step: st, Observation: &events.Observation{Summary: "probe.server.last_line = " + hostile}},
-		{Type: events.StepFinished, Step: st, Outcome: &events.Outcome{Status: events.TimedOut, Reason: "timed out",
-			Evidence: &events.Evidence{LogLines: []string{hostile}, Values: map[string]string{"probe.server.last_line": hostile}}}},
-	}
-	t.Run("plain", func(t *testing.T) {
-		var out strings.Builder
-		v := newLineView(&out, style{})
-		for _, e := range evs {
-			v.Emit(e)
-		}
-		clean(t, out.String())
-		for _, l := range strings.Split(out.String(), "\n") {
-			if n := len([]rune(l)); n > terminal.MaxShownReason+100 {
-				t.Errorf("a line of %d characters: not cut", n)
-			}
-		}
-		if !strings.Contains(out.String(), "…") {
-			t.Errorf("the 400-character line was not cut: %q", out.String())
-		}
-	})
-	t.Run("live", func(t *testing.T) {
-		var out strings.Builder
-		v := &liveView{w: &out, s: style{}, width: func() int { return 1000 }}
-		v.Emit(events.Event{Type: events.StepStarted, Time: time.Now(), Step: st})
-		for _, e := range evs[:2] {
-			v.Emit(e)
-			v.redraw(0)
-		}
-		clean(t, out.String())
-	})
 }

@@ -159,9 +159,14 @@ type Outcome struct {
 	// Partial: the step was cut short (interrupted, timed out, a watched
 	// process died) while it measured; Metrics are what it measured until
 	// then, never a result to judge by.
-	Partial bool                   `json:"partial,omitempty"`
-	Outputs map[string]string      `json:"outputs,omitempty"` // self outputs worth keeping, rendered (pid, exit_code...)
-	Stats   map[string]MetricStats `json:"metric_stats,omitempty"`
+	Partial bool              `json:"partial,omitempty"`
+	Outputs map[string]string `json:"outputs,omitempty"` // self outputs worth keeping, rendered (pid, exit_code...)
+	// Probes is, for each probe of the step, the config it ran with: its
+	// attributes decoded with their defaults, each as the docs show a
+	// default (an attribute showing as "" left out), sensitive values
+	// redacted. It is what explain said beside what ran.
+	Probes map[string]map[string]string `json:"probes,omitempty"`
+	Stats  map[string]MetricStats       `json:"metric_stats,omitempty"`
 	// Requests are a load's per-request records, kept when the load asks
 	// (keep_requests = true).
 	Requests []Request         `json:"requests,omitempty"`

@@ -5,14 +5,11 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
 
 	"lockstep/runner/events"
 )
 
-// Change is one thing that differs between two attempts, as the json
-// format of Diff gives it.
+// Change is one thing that differs between two attempts.
 type Change struct {
 	Name string `json:"name"`
 	A    string `json:"a"` // empty: not there in A
@@ -33,7 +30,7 @@ type MetricChange struct {
 	PartialB bool `json:"partial_b,omitempty"`
 }
 
-// Comparison is what Diff finds between attempt A and attempt B.
+// Comparison is what Compare finds between attempt A and attempt B.
 type Comparison struct {
 	Plan      string         `json:"plan"`
 	A         int            `json:"a"`
@@ -49,87 +46,10 @@ type Comparison struct {
 	Metrics   []MetricChange `json:"metrics,omitempty"`
 }
 
-// Diff renders what changed from attempt a to attempt b: the outcome, the
-// variables, the plan's text (a unified diff), each step's outcome, and
-// the metrics with their deltas.
-func Diff(a, b *Attempt, format string) (string, error) {
-	format, err := checkFormat(format)
-	if err != nil {
-		return "", err
-	}
-	c := Compare(a, b)
-	if format == JSON {
-		return toJSON(c)
-	}
-	p := newPage(format)
-	plan := a.Plan
-	if b.Plan != a.Plan {
-		plan = a.Plan + " / " + b.Plan
-	}
-	p.heading(1, fmt.Sprintf("%s: attempt %d → attempt %d", plan, a.Number, b.Number))
-	kv := []string{
-		"outcome", arrow(c.Outcome),
-		"started", when(a.Started) + " → " + when(b.Started),
-		"took", dur(a.Duration()) + " → " + dur(b.Duration()),
-	}
-	if c.Note != nil {
-		kv = append(kv, "note", arrow(*c.Note))
-	}
-	for _, w := range c.Where {
-		kv = append(kv, w.Name, arrow(w))
-	}
-	p.fields(kv...)
-
-	p.heading(2, "variables")
-	if len(c.Variables) == 0 {
-		p.line("no variable changed")
-	} else {
-		g := &grid{head: []string{"name", fmt.Sprint(a.Number), fmt.Sprint(b.Number)}}
-		for _, v := range c.Variables {
-			g.add(v.Name, orNone(v.A), orNone(v.B))
-		}
-		p.table(g)
-	}
-	if len(c.Sensitive) > 0 {
-		p.line("not compared (sensitive): " + strings.Join(c.Sensitive, ", "))
-	}
-
-	p.heading(2, "plan")
-	switch {
-	case c.PlanSame:
-		p.line("unchanged (sha256 " + short(a.Start.PlanSHA256) + ")")
-	case len(c.PlanDiff) > 0:
-		p.verbatim("", "diff", c.PlanDiff)
-	default:
-		p.line(fmt.Sprintf("changed (sha256 %s → %s); no copy of the plan was kept to show how", short(a.Start.PlanSHA256), short(b.Start.PlanSHA256)))
-	}
-
-	p.heading(2, "steps")
-	g := &grid{head: []string{"step", fmt.Sprint(a.Number), fmt.Sprint(b.Number), ""}}
-	for _, s := range c.Steps {
-		mark := ""
-		if s.A != s.B {
-			mark = "changed"
-		}
-		g.add(s.Name, orNone(s.A), orNone(s.B), mark)
-	}
-	p.table(g)
-
-	if len(c.Metrics) > 0 {
-		p.heading(2, "metrics")
-		g := &grid{head: []string{"metric", fmt.Sprint(a.Number), fmt.Sprint(b.Number), "delta", "%"}, right: []bool{false, true, true, true, true}}
-		for _, m := range c.Metrics {
-			g.add(m.Metric, partialNum(m.A, m.PartialA), partialNum(m.B, m.PartialB), signed(m.Delta), percent(m.Percent))
-		}
-		p.table(g)
-	}
-	return p.String(), nil
-}
-
 // Compare finds what changed from attempt a to attempt b.
 func Compare(a, b *Attempt) Comparison {
 	c := Comparison{Plan: a.Plan, A: a.Number, B: b.Number}
-	c.Outcome = Change{Name: "outcome", A: outcomeLine(a), B: outcomeLine(b)}
+	c.Outcome = Change{Name: "outcome", A: a.Verdict(), B: b.Verdict()}
 	if a.Start.Note != b.Start.Note {
 		c.Note = &Change{Name: "note", A: a.Start.Note, B: b.Start.Note}
 	}
@@ -149,7 +69,7 @@ func Compare(a, b *Attempt) Comparison {
 	}
 	for _, n := range slices.Sorted(maps.Keys(names)) {
 		va, vb := a.Start.Vars[n], b.Start.Vars[n]
-		if va == redacted || vb == redacted {
+		if va == Redacted || vb == Redacted {
 			c.Sensitive = append(c.Sensitive, n)
 			continue
 		}
@@ -173,12 +93,12 @@ func Compare(a, b *Attempt) Comparison {
 		c.Steps = append(c.Steps, Change{Name: addr, A: stepLine(a, addr), B: stepLine(b, addr)})
 	}
 
-	for _, m := range metricsOf([]*Attempt{a, b}) {
-		mc := MetricChange{Metric: m.label, Step: m.step, PartialA: m.partial(a), PartialB: m.partial(b)}
-		if v, ok := m.value(a); ok {
+	for _, m := range MetricsOf([]*Attempt{a, b}) {
+		mc := MetricChange{Metric: m.Label, Step: m.Step, PartialA: m.Partial(a), PartialB: m.Partial(b)}
+		if v, ok := m.Value(a); ok {
 			mc.A = &v
 		}
-		if v, ok := m.value(b); ok {
+		if v, ok := m.Value(b); ok {
 			mc.B = &v
 		}
 		if mc.A != nil && mc.B != nil {
@@ -215,71 +135,10 @@ func stepLine(a *Attempt, addr string) string {
 			continue
 		}
 		l := s.State(a)
-		if w := why(s.Outcome); w != "" && s.Status != events.Skipped {
+		if w := Why(s.Outcome); w != "" && s.Status != events.Skipped {
 			l += ": " + w
 		}
 		return l
 	}
 	return ""
-}
-
-func outcomeLine(a *Attempt) string {
-	l := status(a)
-	if w := why(&a.Outcome); w != "" {
-		if a.Outcome.Failed != "" && a.Outcome.Status != events.Interrupted {
-			l += " in " + a.Outcome.Failed
-		}
-		l += ": " + w
-	}
-	return l
-}
-
-func arrow(c Change) string {
-	if c.A == c.B {
-		return orNone(c.A) + " (same)"
-	}
-	return orNone(c.A) + " → " + orNone(c.B)
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// partialNum is optNum, marked when the value is partial.
-func partialNum(v *float64, partial bool) string {
-	if v != nil && partial {
-		return optNum(v) + " (partial)"
-	}
-	return optNum(v)
-}
-
-func optNum(v *float64) string {
-	if v == nil {
-		return "-"
-	}
-	return Metric(*v)
-}
-
-func signed(v *float64) string {
-	if v == nil {
-		return ""
-	}
-	if *v > 0 {
-		return "+" + Metric(*v)
-	}
-	return Metric(*v)
-}
-
-func percent(v *float64) string {
-	if v == nil {
-		return ""
-	}
-	sign := ""
-	if *v > 0 {
-		sign = "+"
-	}
-	return sign + strconv.FormatFloat(*v, 'f', 1, 64) + "%"
 }

@@ -6,7 +6,8 @@
 // interrupted, in the step it was in.
 //
 // Start reading at Open (the Writer, an events.Observer the runner emits
-// to), then Load and List (a record read back into an Attempt), then the
-// renderings: Table (the attempts side by side, also the matrix table), Show
-// (one attempt whole), Diff (what changed between two) and WriteJUnit.
+// to), then Load and List (a record read back into an Attempt), then what
+// is read out of attempts as data: Tables (attempts side by side, also the
+// matrix table), MetricsOf and KeyMetrics, and Compare (what changed
+// between two). records formats nothing: package views renders these.
 package records

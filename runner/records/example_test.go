@@ -11,7 +11,7 @@ import (
 )
 
 // The runner emits to a Writer as it goes; `lockstep attempts` reads the
-// records back and renders them.
+// records back, as data that package views renders.
 func Example() {
 	root, _ := os.MkdirTemp("", "records")
 	defer os.RemoveAll(root)
@@ -40,10 +40,13 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	table, _ := records.Table(atts, records.Text)
-	fmt.Print(table)
+	for _, t := range records.Tables(atts, nil) {
+		for _, r := range t.Rows {
+			fmt.Printf("%s attempt %d (%s): %s in %s: %s\n", r.Plan, r.Attempt, r.Note, r.Status, r.FailedStep, r.Why)
+		}
+	}
+	fmt.Println(atts[0].Verdict())
 	// Output:
-	// web: 1 attempt
-	// #  when              took  changed  outcome  failed step  why                    note
-	// 1  2026-11-30 01:00    1s           failed   run.smoke    the smoke test failed  first try
+	// web attempt 1 (first try): failed in run.smoke: the smoke test failed
+	// failed in run.smoke: the smoke test failed
 }

@@ -85,36 +85,3 @@ func TestWriterNoticesItsFileRemoved(t *testing.T) {
 		t.Fatalf("Close = %v (%+v), want the whole record lost", err, inc)
 	}
 }
-
-// A clean interrupt is not a killed run: the step's own reason shows, and
-// the metrics it measured are kept and marked partial.
-func TestShowAnInterruptedBenchmark(t *testing.T) {
-	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	st := events.Step{Addr: "benchmark.load", Kind: "benchmark", Name: "load", Count: 1}
-	a := &Attempt{Plan: "p", Number: 1, Started: t0, Finished: t0.Add(time.Minute),
-		Outcome: events.Outcome{Status: events.Interrupted, Reason: "interrupted by SIGINT (Ctrl-C)", Failed: st.Addr},
-		Steps: []*Step{{Step: st, Status: events.Interrupted, Started: t0, Finished: t0.Add(time.Minute), Outcome: &events.Outcome{
-			Status: events.Interrupted, Reason: "interrupted by SIGINT (Ctrl-C)", Partial: true, Metrics: map[string]float64{"requests_per_s": 812.5},
-		}}}}
-	out, err := Show(a, "text")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"p attempt 1: interrupted\n", "reason   interrupted by SIGINT (Ctrl-C)", "metrics  partial: what was measured until the step was cut short", "812.5 (partial)"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("show lacks %q:\n%s", want, out)
-		}
-	}
-	if strings.Contains(out, "killed") {
-		t.Errorf("a clean interrupt shows as killed:\n%s", out)
-	}
-	whole := &Attempt{Plan: "p", Number: 2, Outcome: events.Outcome{Status: events.Confirmed},
-		Steps: []*Step{{Step: st, Status: events.Confirmed, Outcome: &events.Outcome{Status: events.Confirmed, Metrics: map[string]float64{"requests_per_s": 1000}}}}}
-	if d, err := Diff(a, whole, "text"); err != nil || !strings.Contains(d, "812.5 (partial)") {
-		t.Errorf("diff does not mark the partial value: %v\n%s", err, d)
-	}
-	table, err := Table([]*Attempt{a}, "json")
-	if err != nil || !strings.Contains(table, `"partial_metrics": [`) {
-		t.Errorf("table json: %v\n%s", err, table)
-	}
-}

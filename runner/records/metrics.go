@@ -5,21 +5,21 @@ import (
 	"strings"
 )
 
-// metric is one metric of one step in an attempt, labelled by its name,
+// Metric is one metric of one step in an attempt, labelled by its name,
 // or by STEP.NAME when several steps of the plan report that name.
-type metric struct {
-	step  string // step addr
-	name  string
-	label string
-	kind  string
-	index int // the step's position in the plan
+type Metric struct {
+	Step  string // step addr
+	Name  string
+	Label string
+	Kind  string // the step's kind
+	Index int    // the step's position in the plan
 }
 
-// metricsOf lists the metrics the attempts' steps reported, labelled,
+// MetricsOf lists the metrics the attempts' steps reported, labelled,
 // in plan order then name.
-func metricsOf(atts []*Attempt) []metric {
+func MetricsOf(atts []*Attempt) []Metric {
 	type key struct{ step, name string }
-	seen := map[key]metric{}
+	seen := map[key]Metric{}
 	steps := map[string]map[string]bool{} // metric name -> steps reporting it
 	for _, a := range atts {
 		for _, s := range a.Steps {
@@ -29,7 +29,7 @@ func metricsOf(atts []*Attempt) []metric {
 			for name := range s.Outcome.Metrics {
 				k := key{s.Addr, name}
 				if _, ok := seen[k]; !ok {
-					seen[k] = metric{step: s.Addr, name: name, kind: s.Kind, index: s.Index}
+					seen[k] = Metric{Step: s.Addr, Name: name, Kind: s.Kind, Index: s.Index}
 				}
 				if steps[name] == nil {
 					steps[name] = map[string]bool{}
@@ -38,53 +38,53 @@ func metricsOf(atts []*Attempt) []metric {
 			}
 		}
 	}
-	var ms []metric
+	var ms []Metric
 	for _, m := range seen {
-		m.label = m.name
-		if len(steps[m.name]) > 1 {
-			m.label = m.step[strings.IndexByte(m.step, '.')+1:] + "." + m.name
+		m.Label = m.Name
+		if len(steps[m.Name]) > 1 {
+			m.Label = m.Step[strings.IndexByte(m.Step, '.')+1:] + "." + m.Name
 		}
 		ms = append(ms, m)
 	}
-	slices.SortFunc(ms, func(a, b metric) int {
-		if a.index != b.index {
-			return a.index - b.index
+	slices.SortFunc(ms, func(a, b Metric) int {
+		if a.Index != b.Index {
+			return a.Index - b.Index
 		}
-		return strings.Compare(a.label, b.label)
+		return strings.Compare(a.Label, b.Label)
 	})
 	return ms
 }
 
-// keyMetrics picks the few benchmark metrics worth a column: throughputs
+// KeyMetrics picks the few benchmark metrics worth a column: throughputs
 // (*_per_s) first, then tail latencies (p99), then error counts, at most
 // maxKeyMetrics in all.
 const maxKeyMetrics = 4
 
-func keyMetrics(atts []*Attempt) []metric {
-	var bench []metric
-	for _, m := range metricsOf(atts) {
-		if m.kind == "benchmark" {
+func KeyMetrics(atts []*Attempt) []Metric {
+	var bench []Metric
+	for _, m := range MetricsOf(atts) {
+		if m.Kind == "benchmark" {
 			bench = append(bench, m)
 		}
 	}
-	rank := func(m metric) int {
+	rank := func(m Metric) int {
 		switch {
-		case m.name == "total_tokens_per_s":
+		case m.Name == "total_tokens_per_s":
 			return 0
-		case m.name == "output_tokens_per_s":
+		case m.Name == "output_tokens_per_s":
 			return 1
-		case m.name == "requests_per_s":
+		case m.Name == "requests_per_s":
 			return 2
-		case strings.HasSuffix(m.name, "_per_s"):
+		case strings.HasSuffix(m.Name, "_per_s"):
 			return 3
-		case strings.Contains(m.name, "p99"):
+		case strings.Contains(m.Name, "p99"):
 			return 4
-		case m.name == "errors":
+		case m.Name == "errors":
 			return 5
 		}
 		return 6
 	}
-	group := func(m metric) int {
+	group := func(m Metric) int {
 		switch r := rank(m); {
 		case r <= 3:
 			return 0 // throughput
@@ -94,12 +94,12 @@ func keyMetrics(atts []*Attempt) []metric {
 		return 2
 	}
 	cands := slices.Clone(bench)
-	slices.SortStableFunc(cands, func(a, b metric) int { return rank(a) - rank(b) })
+	slices.SortStableFunc(cands, func(a, b Metric) int { return rank(a) - rank(b) })
 	// At most two throughputs and two latencies while other kinds wait,
 	// so that one kind does not take every column.
 	taken := make([]bool, len(cands))
 	perGroup := map[int]int{}
-	var out []metric
+	var out []Metric
 	for pass := range 2 {
 		for i, m := range cands {
 			if len(out) == maxKeyMetrics || taken[i] {
@@ -114,41 +114,33 @@ func keyMetrics(atts []*Attempt) []metric {
 		}
 	}
 	// Columns read in the plan's order, throughput before latency.
-	slices.SortStableFunc(out, func(a, b metric) int {
-		if a.index != b.index {
-			return a.index - b.index
+	slices.SortStableFunc(out, func(a, b Metric) int {
+		if a.Index != b.Index {
+			return a.Index - b.Index
 		}
 		return rank(a) - rank(b)
 	})
 	return out
 }
 
-// value is m's value in attempt a.
-func (m metric) value(a *Attempt) (float64, bool) {
+// Value is m's value in attempt a.
+func (m Metric) Value(a *Attempt) (float64, bool) {
 	for _, s := range a.Steps {
-		if s.Addr == m.step && s.Outcome != nil {
-			v, ok := s.Outcome.Metrics[m.name]
+		if s.Addr == m.Step && s.Outcome != nil {
+			v, ok := s.Outcome.Metrics[m.Name]
 			return v, ok
 		}
 	}
 	return 0, false
 }
 
-// partial reports whether m's value in attempt a was measured by a step
+// Partial reports whether m's value in attempt a was measured by a step
 // cut short.
-func (m metric) partial(a *Attempt) bool {
+func (m Metric) Partial(a *Attempt) bool {
 	for _, s := range a.Steps {
-		if s.Addr == m.step && s.Outcome != nil {
+		if s.Addr == m.Step && s.Outcome != nil {
 			return s.Outcome.Partial
 		}
 	}
 	return false
-}
-
-// cell renders m's value v in attempt a, marked when it is partial.
-func (m metric) cell(a *Attempt, v float64) string {
-	if m.partial(a) {
-		return Metric(v) + " (partial)"
-	}
-	return Metric(v)
 }

@@ -1,17 +1,23 @@
 package records
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
 	"time"
 )
+
+// Table is a plan's attempts side by side, one Row each, and the key
+// metrics worth a column (see KeyMetrics).
+type Table struct {
+	Plan       string
+	KeyMetrics []string // labels
+	Rows       []Row
+}
 
 // Row is one attempt in a table, as the json format gives it.
 type Row struct {
 	Plan       string             `json:"plan"`
 	Attempt    int                `json:"attempt"`
 	Started    time.Time          `json:"started,omitzero"`
+	Duration   time.Duration      `json:"-"`
 	DurationS  float64            `json:"duration_s"`
 	Status     string             `json:"status"`
 	FailedStep string             `json:"failed_step,omitempty"`
@@ -24,121 +30,75 @@ type Row struct {
 	Unreadable int                `json:"unreadable_lines,omitempty"`
 }
 
-// Table renders attempts side by side, one row each: number, when, how
-// long, the variables that differ from the plan's defaults, outcome, the
-// step that failed and why, the note, and a few key benchmark metrics.
-// Attempts of several plans make one table per plan, in the order given.
-// The matrix of `lockstep run --matrix` is the same table (see Matrix).
-func Table(atts []*Attempt, format string) (string, error) {
-	format, err := checkFormat(format)
-	if err != nil {
-		return "", err
-	}
-	groups := byPlan(atts)
-	if format == JSON {
-		rows := []Row{}
-		for _, g := range groups {
-			rows = append(rows, tableRows(g)...)
+// Tables lays attempts side by side: number, when, how long, the
+// variables that differ from the plan's defaults, outcome, the step that
+// failed and why, the note, and every metric. Attempts of several plans
+// make one table per plan, in the order given. The matrix of `lockstep
+// run --matrix` is the same table of the attempts it ran.
+//
+// columns chooses the metrics shown as columns, by label; nil takes the
+// key metrics (KeyMetrics).
+func Tables(atts []*Attempt, columns []string) []Table {
+	var out []Table
+	for _, g := range byPlan(atts) {
+		t := Table{Plan: g[0].Plan, KeyMetrics: columns}
+		if columns == nil {
+			for _, m := range KeyMetrics(g) {
+				t.KeyMetrics = append(t.KeyMetrics, m.Label)
+			}
 		}
-		return toJSON(rows)
+		t.Rows = tableRows(g, t.KeyMetrics)
+		out = append(out, t)
 	}
-	var b strings.Builder
-	for i, g := range groups {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		title := fmt.Sprintf("%s: %d attempt%s", g[0].Plan, len(g), plural(len(g)))
-		if format == Markdown {
-			b.WriteString("### " + title + "\n\n")
-		} else {
-			b.WriteString(title + "\n")
-		}
-		b.WriteString(tableGrid(g).render(format))
-	}
-	return b.String(), nil
+	return out
 }
 
-// Matrix renders the table of the given attempts of plan under root: the
-// comparison `lockstep run --matrix` prints when its runs are done.
-func Matrix(root, plan string, numbers []int, format string) (string, error) {
+// LoadAll loads the given attempts of plan under root, in that order.
+func LoadAll(root, plan string, numbers []int) ([]*Attempt, error) {
 	atts := make([]*Attempt, 0, len(numbers))
 	for _, n := range numbers {
 		a, err := Load(AttemptDir(root, plan, n))
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		atts = append(atts, a)
 	}
-	return Table(atts, format)
+	return atts, nil
 }
 
-func tableGrid(atts []*Attempt) *grid {
-	keys := keyMetrics(atts)
-	g := &grid{head: []string{"#", "when", "took", "changed", "outcome", "failed step", "why", "note"}}
-	g.right = []bool{true, false, true, false, false, false, false, false}
-	for _, m := range keys {
-		g.head = append(g.head, m.label)
-		g.right = append(g.right, true)
-	}
-	for _, a := range atts {
-		cells := []string{
-			strconv.Itoa(a.Number),
-			when(a.Started),
-			dur(a.Duration()),
-			strings.Join(changed(a.Start), " "),
-			status(a),
-			a.Outcome.Failed,
-			why(&a.Outcome),
-			a.Start.Note,
-		}
-		for _, m := range keys {
-			v, ok := m.value(a)
-			if ok {
-				cells = append(cells, m.cell(a, v))
-			} else {
-				cells = append(cells, "")
-			}
-		}
-		g.add(cells...)
-	}
-	return g
-}
-
-func tableRows(atts []*Attempt) []Row {
-	keys := keyMetrics(atts)
-	all := metricsOf(atts)
+func tableRows(atts []*Attempt, keys []string) []Row {
+	all := MetricsOf(atts)
 	var rows []Row
 	for _, a := range atts {
 		r := Row{
 			Plan:       a.Plan,
 			Attempt:    a.Number,
 			Started:    a.Started,
+			Duration:   a.Duration(),
 			DurationS:  a.Duration().Seconds(),
-			Status:     status(a),
+			Status:     a.State(),
 			FailedStep: a.Outcome.Failed,
-			Why:        why(&a.Outcome),
+			Why:        Why(&a.Outcome),
 			Note:       a.Start.Note,
 			Unreadable: a.Unreadable,
+			KeyMetrics: keys,
 		}
-		for _, name := range changedNames(a.Start) {
+		for _, name := range ChangedVars(a.Start) {
 			if r.Changed == nil {
 				r.Changed = map[string]string{}
 			}
 			r.Changed[name] = a.Start.Vars[name]
 		}
 		for _, m := range all {
-			if v, ok := m.value(a); ok {
+			if v, ok := m.Value(a); ok {
 				if r.Metrics == nil {
 					r.Metrics = map[string]float64{}
 				}
-				r.Metrics[m.label] = v
-				if m.partial(a) {
-					r.Partial = append(r.Partial, m.label)
+				r.Metrics[m.Label] = v
+				if m.Partial(a) {
+					r.Partial = append(r.Partial, m.Label)
 				}
 			}
-		}
-		for _, m := range keys {
-			r.KeyMetrics = append(r.KeyMetrics, m.label)
 		}
 		rows = append(rows, r)
 	}
@@ -159,11 +119,4 @@ func byPlan(atts []*Attempt) [][]*Attempt {
 		groups[i] = append(groups[i], a)
 	}
 	return groups
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

@@ -1,6 +1,7 @@
 package records
 
 import (
+	"lockstep/runner/records/recordstest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +16,7 @@ func TestUnifiedMatchesDiffU(t *testing.T) {
 	}
 	long := strings.Repeat("same\n", 10)
 	cases := []struct{ name, a, b string }{
-		{"one change", planV1, planV2},
+		{"one change", recordstest.PlanV1, recordstest.PlanV2},
 		{"added at end", "a\nb\n", "a\nb\nc\n"},
 		{"removed at start", "a\nb\nc\n", "b\nc\n"},
 		{"two hunks", "x\n" + long + "y\n", "X\n" + long + "Y\n"},
@@ -36,7 +37,7 @@ func TestUnifiedMatchesDiffU(t *testing.T) {
 			}
 		})
 	}
-	if got := unified("a", "b", planV1, planV1); got != nil {
+	if got := unified("a", "b", recordstest.PlanV1, recordstest.PlanV1); got != nil {
 		t.Errorf("equal texts give %q", got)
 	}
 }

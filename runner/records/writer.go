@@ -442,7 +442,7 @@ func (w *Writer) incomplete() error {
 func redactStart(s *events.Start) *events.Start {
 	sensitive := map[string]bool{}
 	for name, v := range s.Vars {
-		if v == redacted {
+		if v == Redacted {
 			sensitive[name] = true
 		}
 	}
@@ -453,7 +453,7 @@ func redactStart(s *events.Start) *events.Start {
 	c.Defaults = make(map[string]string, len(s.Defaults))
 	for name, v := range s.Defaults {
 		if sensitive[name] {
-			v = redacted
+			v = Redacted
 		}
 		c.Defaults[name] = v
 	}
@@ -465,7 +465,7 @@ func redactStart(s *events.Start) *events.Start {
 			prefix, assignment = flag+"=", rest
 		}
 		if name, _, ok := strings.Cut(assignment, "="); ok && sensitive[name] {
-			arg = prefix + name + "=" + redacted
+			arg = prefix + name + "=" + Redacted
 		}
 		c.Args[i] = arg
 	}

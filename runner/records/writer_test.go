@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"lockstep/runner/events"
+	"lockstep/runner/records/recordstest"
 )
 
 // The test binary doubles as a process that opens a record, for the tests
@@ -52,7 +53,7 @@ func helperKilled() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	for _, e := range attemptEvents(run{backend: "flashinfer_trtllm", dies: true}) {
+	for _, e := range recordstest.Events(recordstest.Run{Backend: "flashinfer_trtllm", Dies: true}) {
 		if e.Type == events.StepFinished && e.Step.Addr == "wait.ready" {
 			break
 		}
@@ -184,10 +185,10 @@ func TestRecordIsOwnerOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.SavePlan([]byte(planV1)); err != nil {
+	if err := w.SavePlan([]byte(recordstest.PlanV1)); err != nil {
 		t.Fatal(err)
 	}
-	emitAll(t, w, attemptEvents(run{backend: "flashinfer_cutlass", tokens: 4000, p99: 800}))
+	emitAll(t, w, recordstest.Events(recordstest.Run{Backend: "flashinfer_cutlass", Tokens: 4000, P99: 800}))
 	for _, p := range []string{filepath.Join(root, "attempts"), filepath.Join(root, "attempts", "glm5"), w.Dir()} {
 		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o700 {
 			t.Errorf("%s: mode %v, err %v; want 0700", p, fi.Mode().Perm(), err)
@@ -215,10 +216,10 @@ func TestLoadReadsBackAFinishedAttempt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.SavePlan([]byte(planV1)); err != nil {
+	if err := w.SavePlan([]byte(recordstest.PlanV1)); err != nil {
 		t.Fatal(err)
 	}
-	emitAll(t, w, attemptEvents(run{backend: "flashinfer_trtllm", dies: true, note: "try trtllm"}))
+	emitAll(t, w, recordstest.Events(recordstest.Run{Backend: "flashinfer_trtllm", Dies: true, Note: "try trtllm"}))
 	a, err := Load(w.Dir())
 	if err != nil {
 		t.Fatal(err)
@@ -235,7 +236,7 @@ func TestLoadReadsBackAFinishedAttempt(t *testing.T) {
 	if a.Start.Note != "try trtllm" || a.Start.Host != "bench-1" || a.Start.User != "me" {
 		t.Errorf("start %+v", a.Start)
 	}
-	if string(a.PlanSource) != planV1 {
+	if string(a.PlanSource) != recordstest.PlanV1 {
 		t.Errorf("plan copy %q", a.PlanSource)
 	}
 	var states []string
@@ -264,11 +265,11 @@ func TestRepeatedObservationsAreThinned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	step := &planSteps[1]
+	step := &recordstest.Steps[1]
 	obs := func(d time.Duration, summary string) events.Event {
-		return events.Event{Type: events.Observed, Time: at(d), Step: step, Observation: &events.Observation{Summary: summary}}
+		return events.Event{Type: events.Observed, Time: recordstest.At(d), Step: step, Observation: &events.Observation{Summary: summary}}
 	}
-	w.Emit(events.Event{Type: events.StepStarted, Time: at(0), Step: step})
+	w.Emit(events.Event{Type: events.StepStarted, Time: recordstest.At(0), Step: step})
 	for i := range 100 { // every 100ms for 10s, then one second more
 		w.Emit(obs(time.Duration(i)*100*time.Millisecond, "refused"))
 	}
@@ -276,7 +277,7 @@ func TestRepeatedObservationsAreThinned(t *testing.T) {
 	w.Emit(obs(10600*time.Millisecond, "503"))
 	w.Emit(obs(10700*time.Millisecond, "503"))
 	w.Emit(obs(10800*time.Millisecond, "200"))
-	w.Emit(events.Event{Type: events.StepFinished, Time: at(11 * time.Second), Step: step, Outcome: &events.Outcome{Status: events.Confirmed}})
+	w.Emit(events.Event{Type: events.StepFinished, Time: recordstest.At(11 * time.Second), Step: step, Outcome: &events.Outcome{Status: events.Confirmed}})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func TestRepeatedObservationsAreThinned(t *testing.T) {
 	}
 	var got []string
 	for _, o := range a.Steps[0].Observations {
-		got = append(got, fmt.Sprintf("%s@%v", o.Summary, o.Time.Sub(t0)))
+		got = append(got, fmt.Sprintf("%s@%v", o.Summary, o.Time.Sub(recordstest.T0)))
 	}
 	// The first, one every 10s while it repeats, each change, the last.
 	want := []string{"refused@0s", "refused@10.5s", "503@10.6s", "200@10.8s"}
@@ -298,10 +299,10 @@ func TestRepeatedObservationsAreThinned(t *testing.T) {
 	w, _ = Open(root, "glm5")
 	w.Emit(obs(0, "refused"))
 	w.Emit(obs(time.Second, "refused"))
-	w.Emit(events.Event{Type: events.StepFinished, Time: at(2 * time.Second), Step: step, Outcome: &events.Outcome{Status: events.TimedOut}})
+	w.Emit(events.Event{Type: events.StepFinished, Time: recordstest.At(2 * time.Second), Step: step, Outcome: &events.Outcome{Status: events.TimedOut}})
 	w.Close()
 	a, _ = Load(w.Dir())
-	if n := len(a.Steps[0].Observations); n != 2 || !a.Steps[0].Observations[1].Time.Equal(at(time.Second)) {
+	if n := len(a.Steps[0].Observations); n != 2 || !a.Steps[0].Observations[1].Time.Equal(recordstest.At(time.Second)) {
 		t.Errorf("kept %d observations: %+v", n, a.Steps[0].Observations)
 	}
 }
@@ -311,12 +312,12 @@ func TestProgressIsThinnedToTheLatest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	step := &planSteps[3]
+	step := &recordstest.Steps[3]
 	for i := range 100 { // every 100ms for 10s
-		w.Emit(events.Event{Type: events.Progressed, Time: at(time.Duration(i) * 100 * time.Millisecond), Step: step,
+		w.Emit(events.Event{Type: events.Progressed, Time: recordstest.At(time.Duration(i) * 100 * time.Millisecond), Step: step,
 			Progress: &events.Progress{Elapsed: time.Duration(i) * 100 * time.Millisecond, Done: int64(i)}})
 	}
-	w.Emit(events.Event{Type: events.StepFinished, Time: at(10 * time.Second), Step: step, Outcome: &events.Outcome{Status: events.Confirmed}})
+	w.Emit(events.Event{Type: events.StepFinished, Time: recordstest.At(10 * time.Second), Step: step, Outcome: &events.Outcome{Status: events.Confirmed}})
 	emitAll(t, w, nil)
 	data, _ := os.ReadFile(filepath.Join(w.Dir(), EventsFile))
 	if n := strings.Count(string(data), `"type":"progress"`); n != 3 { // at 0s, 5s, and the last
@@ -335,7 +336,7 @@ func TestLongObservedValuesAreCut(t *testing.T) {
 	}
 	long := strings.Repeat("é", maxValueBytes) // 2 bytes each
 	values := map[string]string{"probe.server.text": long, "probe.health.status": "200"}
-	w.Emit(events.Event{Type: events.Observed, Time: t0, Step: &planSteps[1], Observation: &events.Observation{Values: values, Summary: "s"}})
+	w.Emit(events.Event{Type: events.Observed, Time: recordstest.T0, Step: &recordstest.Steps[1], Observation: &events.Observation{Values: values, Summary: "s"}})
 	emitAll(t, w, nil)
 	if values["probe.server.text"] != long {
 		t.Error("the runner's observation was changed")
@@ -422,7 +423,7 @@ func TestKilledRunReadsAsInterrupted(t *testing.T) {
 func TestLoadSkipsADamagedLine(t *testing.T) {
 	root := t.TempDir()
 	w, _ := Open(root, "glm5")
-	evs := attemptEvents(run{backend: "x", tokens: 1, p99: 1})
+	evs := recordstest.Events(recordstest.Run{Backend: "x", Tokens: 1, P99: 1})
 	emitAll(t, w, evs[:3])
 	f, _ := os.OpenFile(filepath.Join(w.Dir(), EventsFile), os.O_WRONLY|os.O_APPEND, 0)
 	f.WriteString("{not json\n")
@@ -479,7 +480,7 @@ func TestListAndPlans(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		emitAll(t, w, attemptEvents(run{backend: "x", tokens: 1, p99: 1})[:1])
+		emitAll(t, w, recordstest.Events(recordstest.Run{Backend: "x", Tokens: 1, P99: 1})[:1])
 	}
 	os.Mkdir(filepath.Join(root, "attempts", "glm5", "notes"), 0o700) // not an attempt
 	plans, err := Plans(root)
