@@ -1,6 +1,9 @@
 package plans
 
 import (
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+
 	"lockstep/loads"
 	"lockstep/schema"
 )
@@ -15,8 +18,36 @@ func loadKinds() []LoadKind {
 			Name: k.Name, Doc: k.Doc,
 			Attrs:    schema.Attrs(k.Defaults()),
 			Metrics:  k.Metrics,
-			Defaults: func() any { return k.Defaults() },
+			Defaults: k.Defaults,
 		})
 	}
 	return out
+}
+
+// LoadSummary is what explain says of load l beyond its attributes as
+// written: its kind's summary (model, limits) of the config the run would
+// decode from them, defaults included; "" when a value is sensitive or
+// known only once the run observes it, as ProbeSummary. s may be nil.
+func (l *Schema) LoadSummary(ld *Load, s *Scope) string {
+	k := l.LoadKind(ld.Kind)
+	if k == nil || k.Defaults == nil {
+		return ""
+	}
+	var ctx *hcl.EvalContext
+	if s != nil {
+		ctx = s.EvalContext(nil)
+	}
+	vals := map[string]cty.Value{}
+	for name, e := range ld.Attrs {
+		v, diags := e.Value(ctx)
+		if diags.HasErrors() || !v.IsWhollyKnown() || IsSensitive(v) {
+			return ""
+		}
+		vals[name] = v
+	}
+	cfg := k.Defaults()
+	if err := schema.DecodeChecked(vals, cfg); err != nil {
+		return ""
+	}
+	return cfg.Summary()
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"lockstep/probes"
+	"lockstep/loads"
 	"lockstep/schema"
 )
 
@@ -74,7 +75,7 @@ type LoadKind struct {
 	Metrics []schema.Metric
 	// Defaults returns a new config of the kind holding its defaults:
 	// validation decodes a load block into it as the run does.
-	Defaults func() any `json:"-"`
+	Defaults func() loads.Config `json:"-"`
 }
 
 // Func describes a function available in expressions.

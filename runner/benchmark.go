@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/zclconf/go-cty/cty"
@@ -13,7 +12,6 @@ import (
 	"lockstep/probes"
 	"lockstep/runner/events"
 	"lockstep/schema"
-	"lockstep/steps"
 )
 
 // benchmark runs the step's load or command and keeps its metrics; the
@@ -29,7 +27,9 @@ func (s *stepRun) runLoad(ctx, outer context.Context) (events.Outcome, bool) {
 	ectx := s.evalContext(s.r.o.Scope)
 	attrs := map[string]cty.Value{}
 	url := ""
-	sensitive := map[string]string{} // attribute -> its value as the plan shows it
+	// shown is how a sensitive attribute shows (plans.Show): what the
+	// record keeps of it.
+	shown := map[string]string{}
 	for name, expr := range s.st.Load.Attrs {
 		v, diags := expr.Value(ectx)
 		if diags.HasErrors() {
@@ -39,14 +39,14 @@ func (s *stepRun) runLoad(ctx, outer context.Context) (events.Outcome, bool) {
 		// (a token in the URL, an Authorization header) as shown.
 		s.noteInput(s.inputs, expr, ectx, v)
 		sh, shDiags := plans.Show(expr, ectx)
-		if name == "url" && !shDiags.HasErrors() {
+		if shDiags.HasErrors() {
+			sh.Text = redacted
+		}
+		if name == "url" {
 			url = sh.Text
 		}
 		if plans.IsSensitive(v) {
-			sensitive[name] = redacted
-			if !shDiags.HasErrors() {
-				sensitive[name] = sh.Text
-			}
+			shown[name] = sh.Text
 		}
 		attrs[name], _ = v.UnmarkDeep()
 	}
@@ -59,13 +59,7 @@ func (s *stepRun) runLoad(ctx, outer context.Context) (events.Outcome, bool) {
 	if err := schema.DecodeChecked(attrs, l); err != nil {
 		return s.errored(fmt.Errorf("load %q: %s", s.st.Load.Kind, s.inputs.text(joinLine(err)))), true
 	}
-	s.config = schema.Shown(l.Resolved())
-	for name, v := range s.config {
-		if sh, ok := sensitive[name]; ok {
-			v = sh
-		}
-		s.config[name] = s.inputs.text(v)
-	}
+	s.load = recordedConfig(l.Resolved(), shown, s.inputs)
 	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: fmt.Sprintf("load %q against %s", s.st.Load.Kind, url)}})
 	res, err := l.Run(ctx, s.t.Dial, func(p loads.Progress) {
 		s.r.emit(events.Event{Type: events.Progressed, Step: &s.ev, Progress: &events.Progress{Elapsed: p.Elapsed, Done: p.Done, Errors: p.Errors, Rate: p.Rate}})
@@ -203,12 +197,3 @@ func metricsValue(m map[string]float64, stats map[string]events.MetricStats) cty
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// joinLine is a joined error on one line.
-func joinLine(err error) string {
-	var parts []string
-	for _, e := range schema.Errors(err) {
-		parts = append(parts, e.Error())
-	}
-	return strings.Join(parts, "; ")
-}

@@ -171,11 +171,10 @@ type Outcome struct {
 	// (keep_requests = true).
 	Requests []Request         `json:"requests,omitempty"`
 	Notes    map[string]string `json:"notes,omitempty"`
-	// Config is a load's config as it ran, every attribute with its
-	// default filled in and shown as docs show defaults (schema.Shown),
-	// sensitive values as the plan shows them: what explain said can be
-	// set beside what ran.
-	Config map[string]string `json:"config,omitempty"`
+	// Load is, for a benchmark's load, the config it ran with, as Probes
+	// keeps a probe's (the defaults that depend on other attributes, a
+	// method, a duration, filled in).
+	Load map[string]string `json:"load,omitempty"`
 	// Left, for a step whose command runs to completion (run, a command
 	// benchmark): the processes the command left running when it exited
 	// (a daemon, a job it put in the background), found by the mark they
