@@ -3,8 +3,8 @@ package plans
 import (
 	"github.com/zclconf/go-cty/cty"
 
-	"lockstep/probes"
 	"lockstep/loads"
+	"lockstep/probes"
 	"lockstep/schema"
 )
 
