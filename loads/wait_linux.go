@@ -34,25 +34,31 @@ func pacerThread() (wait func(t time.Time, stop <-chan struct{}) bool, done func
 }
 
 // sleepUntil waits until t: a nanosleep on the pacer's thread to spinFor
-// before t, then a spin. It returns early, false, when stop is closed;
-// a sleep is cut into slices of at most 10 ms so that a stop is seen.
+// before t, then a spin. A wait shorter than twice spinFor (arrivals
+// denser than 10,000 a second) sleeps all the way instead: spinning
+// through every gap would take a core from the load. It returns early,
+// false, when stop is closed; a sleep is cut into slices of at most
+// 10 ms so that a stop is seen.
 func sleepUntil(t time.Time, stop <-chan struct{}) bool {
+	spin := time.Until(t) >= 2*spinFor
 	for {
 		select {
 		case <-stop:
 			return false
 		default:
 		}
-		d := time.Until(t) - spinFor
+		d := time.Until(t)
+		if spin {
+			d -= spinFor
+		}
 		if d <= 0 {
 			break
 		}
-		d = min(d, 10*time.Millisecond)
-		ts := unix.NsecToTimespec(int64(d))
+		ts := unix.NsecToTimespec(int64(min(d, 10*time.Millisecond)))
 		for unix.Nanosleep(&ts, &ts) == unix.EINTR {
 		}
 	}
-	for time.Now().Before(t) {
+	for spin && time.Now().Before(t) {
 	}
 	return true
 }
