@@ -247,14 +247,12 @@ func localOrder(locals []*Local) ([]*Local, []*Local) {
 		}
 		state[l.Name] = visiting
 		ok := true
-		for _, tr := range l.Expr.Variables() {
-			if tr.RootName() != "local" || len(tr) < 2 {
+		for _, r := range l.Refs {
+			if r.Root != "local" {
 				continue
 			}
-			if a, isAttr := tr[1].(hcl.TraverseAttr); isAttr {
-				if dep := byName[a.Name]; dep != nil && !visit(dep) {
-					ok = false
-				}
+			if dep := byName[r.Name]; dep != nil && !visit(dep) {
+				ok = false
 			}
 		}
 		state[l.Name] = done

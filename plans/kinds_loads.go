@@ -24,6 +24,15 @@ func loadKinds() []LoadKind {
 	return out
 }
 
+// MetricNames are the names of the metrics the kind reports, in order.
+func (k *LoadKind) MetricNames() []string {
+	names := make([]string, len(k.Metrics))
+	for i, m := range k.Metrics {
+		names[i] = m.Name
+	}
+	return names
+}
+
 // LoadSummary is what explain says of load l beyond its attributes as
 // written: its kind's summary (model, limits) of the config the run would
 // decode from them, defaults included; "" when a value is sensitive or

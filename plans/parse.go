@@ -64,6 +64,7 @@ func parse(filename string, src []byte, maxBytes int) (*Plan, hcl.Diagnostics) {
 	}
 	d := &decoder{lang: Language(), plan: p, src: src, funcs: Functions(), regexErrs: map[string]error{}}
 	diags = append(diags, d.decode(file.Body)...)
+	d.analysis = analyse(p)
 	diags = append(diags, d.check()...)
 	sortDiagnostics(diags)
 	return p, diags
@@ -96,6 +97,7 @@ type decoder struct {
 	funcs map[string]function.Function // built once: every check evaluates with them
 
 	regexErrs map[string]error // pattern -> its compile error, so each compiles once
+	analysis  analysis         // what each expression reads, found once
 
 	// the schemas every step and every probe is decoded with, built on
 	// first use: they are the same for each block

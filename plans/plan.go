@@ -50,6 +50,7 @@ type Variable struct {
 type Local struct {
 	Name      string
 	Expr      hcl.Expression
+	Refs      Refs // what Expr reads
 	DeclRange hcl.Range
 }
 
@@ -86,6 +87,15 @@ type Step struct {
 	Repeat                                        int       // benchmark; 1 unless set
 	DeclRange                                     hcl.Range
 
+	// AttrRefs holds what each attribute above that is an expression
+	// reads, by its name in the plan ("command", "progress"), for those
+	// that are set.
+	AttrRefs map[string]Refs
+	// Reads is everything the step's expressions read: its attributes,
+	// its probes', its load's, its conditions and error messages. Its
+	// Steps() are the earlier steps whose outputs the step needs.
+	Reads Refs
+
 	targetExpr hcl.Expression  // the target attribute, for checks
 	postBlocks int             // postcondition blocks, decoded or not
 	misspelled map[string]bool // names an unknown attribute or block looks like
@@ -93,6 +103,17 @@ type Step struct {
 
 // Addr is the step's address as expressions name it: "launch.server".
 func (s *Step) Addr() string { return s.Kind + "." + s.Name }
+
+// ReadsSelf reports whether any of the probe's attributes reads self (pid
+// = self.pid): such a probe starts once its step has acted.
+func (p *Probe) ReadsSelf() bool {
+	for _, rs := range p.AttrRefs {
+		if rs.Reads("self") {
+			return true
+		}
+	}
+	return false
+}
 
 // Probe observes state for its step's conditions.
 type Probe struct {
@@ -109,6 +130,14 @@ type Probe struct {
 	Since     string
 	DeclRange hcl.Range
 
+	// AttrRefs holds what each of Attrs reads, by name.
+	AttrRefs map[string]Refs
+	// Reads is the outputs of this probe its step's conditions, error
+	// messages and progress read (probe.NAME.ATTR), so the probe gathers
+	// only those: nil when the probe is read whole (probe.NAME,
+	// probe.NAME["status"]), empty when it is read by nothing.
+	Reads map[string]bool
+
 	stepExpr  hcl.Expression // the step attribute, for checks
 	sinceExpr hcl.Expression // the since attribute, for checks
 }
@@ -119,12 +148,15 @@ type Condition struct {
 	ErrorMessage hcl.Expression // nil when absent
 	Source       string         // the condition's source text exactly as written
 	DeclRange    hcl.Range
+	// Refs is what Condition reads; MessageRefs what ErrorMessage reads.
+	Refs, MessageRefs Refs
 }
 
 // Load is a benchmark's load block.
 type Load struct {
 	Kind      string
 	Attrs     map[string]hcl.Expression
+	AttrRefs  map[string]Refs // what each of Attrs reads, by name
 	DeclRange hcl.Range
 }
 

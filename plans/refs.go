@@ -2,17 +2,265 @@ package plans
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
 )
+
+// Ref is one reference an expression makes, as Parse found it: which root
+// it starts from and what it names there. Parse analyses every expression
+// of the plan once (analyse); the runner reads what a step, a condition or
+// a probe reads from these, never from the expressions again.
+type Ref struct {
+	// Root is "var", "local", "target", "step", "self" or "probe" (or
+	// what an invalid plan wrote instead).
+	Root string
+	// Name is what the root names: the variable, local, target or probe;
+	// for step the address ("run.build"), for self the attribute
+	// ("exit_code"); "" when the reference stops at the root.
+	Name string
+	// Attr is the attribute read of Name: a probe's or a step's output,
+	// for self the one after the attribute (self.metrics.rps: "rps"); ""
+	// when Name is read whole (probe.api, probe.api["status"]).
+	Attr string
+	// Text is the reference as evidence shows it: probe.api.json["id"].
+	Text      string
+	Traversal hcl.Traversal
+}
+
+// Refs is what one expression (or a group of them) reads, each reference
+// once by its Text, in source order.
+type Refs []Ref
+
+// refsOf analyses e: the one walk of its traversals.
+func RefsOf(e hcl.Expression) Refs {
+	if e == nil {
+		return nil
+	}
+	trs := e.Variables()
+	if len(trs) == 0 {
+		return nil
+	}
+	out := make(Refs, 0, len(trs))
+	for _, tr := range trs {
+		out = out.add(refOf(tr))
+	}
+	return out
+}
+
+func refOf(tr hcl.Traversal) Ref {
+	r := Ref{Root: tr.RootName(), Text: traversalText(tr), Traversal: tr}
+	at := func(i int) string { s, _ := attrAt(tr, i); return s }
+	switch r.Root {
+	case "step":
+		if kind, name := at(1), at(2); kind != "" && name != "" {
+			r.Name, r.Attr = kind+"."+name, at(3)
+		}
+	default:
+		r.Name, r.Attr = at(1), at(2)
+	}
+	return r
+}
+
+// traversalText writes a traversal as evidence names it: attributes with
+// dots, index keys as literals (strings quoted), splats as [*].
+func traversalText(tr hcl.Traversal) string {
+	var b strings.Builder
+	n := 0
+	for _, step := range tr {
+		switch s := step.(type) {
+		case hcl.TraverseRoot:
+			n += len(s.Name)
+		case hcl.TraverseAttr:
+			n += 1 + len(s.Name)
+		default:
+			n += 8
+		}
+	}
+	b.Grow(n)
+	for _, step := range tr {
+		switch s := step.(type) {
+		case hcl.TraverseRoot:
+			b.WriteString(s.Name)
+		case hcl.TraverseAttr:
+			b.WriteString("." + s.Name)
+		case hcl.TraverseIndex:
+			b.WriteString("[" + keyText(s.Key) + "]")
+		case hcl.TraverseSplat:
+			b.WriteString("[*]")
+		}
+	}
+	return b.String()
+}
+
+func keyText(k cty.Value) string {
+	switch {
+	case !k.IsKnown() || k.IsNull():
+		return "?"
+	case k.Type() == cty.String:
+		return fmt.Sprintf("%q", k.AsString())
+	case k.Type() == cty.Number:
+		return k.AsBigFloat().Text('g', 10)
+	}
+	return k.GoString()
+}
+
+// add returns rs with r, unless a reference of the same text is there.
+func (rs Refs) add(r Ref) Refs {
+	if slices.ContainsFunc(rs, func(o Ref) bool { return o.Text == r.Text }) {
+		return rs
+	}
+	return append(rs, r)
+}
+
+// union returns rs with every reference of more that it lacks.
+func (rs Refs) union(more Refs) Refs {
+	for _, r := range more {
+		rs = rs.add(r)
+	}
+	return rs
+}
+
+// Reads reports whether any reference starts from root ("self").
+func (rs Refs) Reads(root string) bool {
+	return slices.ContainsFunc(rs, func(r Ref) bool { return r.Root == root })
+}
+
+// ReadsSelf reports whether any reference reads self.ATTR.
+func (rs Refs) ReadsSelf(attr string) bool {
+	return slices.ContainsFunc(rs, func(r Ref) bool { return r.Root == "self" && r.Name == attr })
+}
+
+// Probes are the names of the probes read, each once, in order.
+func (rs Refs) Probes() []string { return rs.names("probe") }
+
+// Steps are the addresses of the earlier steps read ("run.build"), each
+// once, in order.
+func (rs Refs) Steps() []string { return rs.names("step") }
+
+func (rs Refs) names(root string) []string {
+	var out []string
+	for _, r := range rs {
+		if r.Root == root && r.Name != "" && !slices.Contains(out, r.Name) {
+			out = append(out, r.Name)
+		}
+	}
+	return out
+}
+
+// analysis is what Parse learned of the plan's expressions: each one's
+// references, by its range (no two expressions analysed share one), for
+// the checks.
+type analysis map[hcl.Range]Refs
+
+// of returns e's references, analysing it now if it was not (a target's
+// attributes).
+func (a analysis) of(e hcl.Expression) Refs {
+	if rs, ok := a[e.Range()]; ok {
+		return rs
+	}
+	return RefsOf(e)
+}
+
+func (a analysis) expr(e hcl.Expression) Refs {
+	if e == nil {
+		return nil
+	}
+	rs := RefsOf(e)
+	a[e.Range()] = rs
+	return rs
+}
+
+func (a analysis) attrs(m map[string]hcl.Expression) map[string]Refs {
+	out := make(map[string]Refs, len(m))
+	for name, e := range m {
+		out[name] = a.expr(e)
+	}
+	return out
+}
+
+func (a analysis) condition(c *Condition) {
+	c.Refs, c.MessageRefs = a.expr(c.Condition), a.expr(c.ErrorMessage)
+}
+
+// analyse fills in what every expression of p reads: the Refs of each
+// local, condition, step attribute, probe and load, each step's Reads
+// (everything it reads) and each probe's Reads (the outputs its step
+// reads of it).
+func analyse(p *Plan) analysis {
+	a := analysis{}
+	for _, v := range p.Variables {
+		for _, c := range v.Validations {
+			a.condition(c)
+		}
+	}
+	for _, l := range p.Locals {
+		l.Refs = a.expr(l.Expr)
+	}
+	for _, s := range p.Steps {
+		a.step(s)
+	}
+	return a
+}
+
+func (a analysis) step(s *Step) {
+	s.AttrRefs = map[string]Refs{}
+	var all Refs
+	for _, at := range [...]struct {
+		name string
+		e    hcl.Expression
+	}{{"command", s.Command}, {"log", s.Log}, {"pidfile", s.Pidfile}, {"env", s.Env}, {"workdir", s.Workdir},
+		{"timeout", s.Timeout}, {"interval", s.Interval}, {"grace", s.Grace}, {"progress", s.Progress}} {
+		if at.e != nil {
+			rs := a.expr(at.e)
+			s.AttrRefs[at.name] = rs
+			all = all.union(rs)
+		}
+	}
+	for _, p := range s.Probes {
+		p.AttrRefs = a.attrs(p.Attrs)
+		for _, rs := range p.AttrRefs {
+			all = all.union(rs)
+		}
+	}
+	// What the conditions and progress read of the probes: each probe
+	// gathers only that.
+	checked := s.AttrRefs["progress"]
+	for _, c := range slices.Concat(s.Postconditions, s.AbortIfs) {
+		a.condition(c)
+		checked = checked.union(c.Refs).union(c.MessageRefs)
+	}
+	all = all.union(checked)
+	if s.Load != nil {
+		s.Load.AttrRefs = a.attrs(s.Load.Attrs)
+		for _, rs := range s.Load.AttrRefs {
+			all = all.union(rs)
+		}
+	}
+	s.Reads = all
+	for _, p := range s.Probes {
+		p.Reads = map[string]bool{}
+		for _, r := range checked {
+			if r.Root != "probe" || r.Name != p.Name {
+				continue
+			}
+			if r.Attr == "" {
+				p.Reads = nil // read whole
+				break
+			}
+			p.Reads[r.Attr] = true
+		}
+	}
+}
 
 // refs checks every reference in e against what ctx allows.
 func (c *checker) refs(e hcl.Expression, ctx refContext, stepIdx int) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	for _, tr := range e.Variables() {
-		if d := c.ref(tr, ctx, stepIdx); d != nil {
+	for _, r := range c.analysis.of(e) {
+		if d := c.ref(r.Traversal, ctx, stepIdx); d != nil {
 			diags = append(diags, d)
 		}
 	}
@@ -106,6 +354,8 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 		}
 		if attr, ok := attrAt(tr, 3); ok && k.Output(attr) == nil {
 			return errd("Unsupported attribute", c.outputsDetail(article(kind)+" "+kind+" step", attr, k.Self))
+		} else if attr == "metrics" {
+			return c.metricRef(tr, 4, c.plan.Steps[idx], "step."+addr, errd)
 		}
 	case "self":
 		if step == nil {
@@ -130,15 +380,8 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 		if k.Output(attr) == nil {
 			return errd("Unsupported attribute", c.outputsDetail(article(step.Kind)+" "+step.Kind+" step", attr, k.Self))
 		}
-		if attr == "metrics" && len(step.Metrics) > 0 {
-			if m, ok := attrAt(tr, 2); ok && !hasMetric(step, m) {
-				var names []string
-				for _, mm := range step.Metrics {
-					names = append(names, mm.Name)
-				}
-				return errd("Reference to undeclared metric",
-					fmt.Sprintf("This step declares no metric %q.%s Its metrics are %s.", m, didYouMean(m, names), strings.Join(names, ", ")))
-			}
+		if attr == "metrics" {
+			return c.metricRef(tr, 2, step, "self", errd)
 		}
 	case "probe":
 		name, ok := attrAt(tr, 1)
@@ -179,13 +422,79 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 	return nil
 }
 
-func hasMetric(s *Step, name string) bool {
-	for _, m := range s.Metrics {
-		if m.Name == name {
-			return true
+// repeatFields are what a metric of a benchmark with repeat = N (N > 1)
+// holds, as runner's metricsValue makes it.
+var repeatFields = []string{"values", "median", "min", "max", "stddev"}
+
+// metricRef checks a reference to a benchmark's metric, tr[i] naming it
+// (self.metrics.rps, step.benchmark.load.metrics.rps): a command's metrics
+// are its metric blocks, a load's the names its kind reports
+// (LoadKind.Metrics); with repeat = N (N > 1) each is an object of
+// repeatFields, else a number. what is how tr names the step ("self").
+func (c *checker) metricRef(tr hcl.Traversal, i int, s *Step, what string, errd func(string, string) *hcl.Diagnostic) *hcl.Diagnostic {
+	name, ok := traversalKey(tr, i)
+	if !ok || s.Kind != "benchmark" {
+		return nil // read whole, or by a key known only when it runs
+	}
+	ref := what + ".metrics." + name
+	bench := "This benchmark"
+	if what != "self" {
+		bench = fmt.Sprintf("%s (at %s)", what, where(s.DeclRange))
+	}
+	var names []string
+	switch {
+	case s.Load != nil:
+		k := c.lang.LoadKind(s.Load.Kind)
+		if k == nil {
+			return nil // the unknown kind is reported already
+		}
+		names := k.MetricNames()
+		if !slices.Contains(names, name) {
+			return errd("Unknown metric",
+				fmt.Sprintf("A load %q reports no metric %q.%s Its metrics are %s.", s.Load.Kind, name, didYouMean(name, names), strings.Join(names, ", ")))
+		}
+	default:
+		for _, m := range s.Metrics {
+			names = append(names, m.Name)
+		}
+		if len(names) == 0 {
+			return errd("Reference to undeclared metric",
+				fmt.Sprintf("%s declares no metric blocks, so it has no metric %q: its metrics are empty. Add metric %q { regex = \"...\" } to it to read one from its command's output.", bench, name, name))
+		}
+		if !slices.Contains(names, name) {
+			return errd("Reference to undeclared metric",
+				fmt.Sprintf("%s declares no metric %q.%s Its metrics are %s.", bench, name, didYouMean(name, names), strings.Join(names, ", ")))
 		}
 	}
-	return false
+	field, ok := traversalKey(tr, i+1)
+	switch {
+	case len(tr) <= i+1:
+		return nil
+	case s.Repeat > 1 && ok && !slices.Contains(repeatFields, field):
+		return errd("Unsupported attribute",
+			fmt.Sprintf("With repeat = %d, %s holds %s, not %q.%s", s.Repeat, ref, joinAnd(repeatFields), field, didYouMean(field, repeatFields)))
+	case s.Repeat <= 1:
+		return errd("Unsupported attribute",
+			fmt.Sprintf("%s is a number: its benchmark runs once. Compare it as it is (%s >= 100), or set repeat = N on the step to get %s.", ref, ref, joinAnd(repeatFields)))
+	}
+	return nil
+}
+
+// traversalKey is tr[i] as a name: an attribute, or an index by a string
+// written in the plan (metrics["rps"]).
+func traversalKey(tr hcl.Traversal, i int) (string, bool) {
+	if len(tr) <= i {
+		return "", false
+	}
+	switch s := tr[i].(type) {
+	case hcl.TraverseAttr:
+		return s.Name, true
+	case hcl.TraverseIndex:
+		if s.Key.IsKnown() && !s.Key.IsNull() && s.Key.Type() == cty.String {
+			return s.Key.AsString(), true
+		}
+	}
+	return "", false
 }
 
 func (c *checker) outputsDetail(what, attr string, outs []Output) string {

@@ -69,9 +69,15 @@ type ProbeKind struct {
 
 // LoadKind describes one kind of benchmark load.
 type LoadKind struct {
-	Name    string
-	Doc     string
-	Attrs   []Attr
+	Name  string
+	Doc   string
+	Attrs []Attr
+	// Metrics are the numbers the load reports, as self.metrics.NAME
+	// (and step.benchmark.NAME.metrics.NAME) read them, with the way
+	// each is better; validation rejects any other name. Some are there
+	// only when they apply (the latency figures once a request has ended,
+	// tpot and itl when streaming). With repeat = N (N > 1) each is an
+	// object of values, median, min, max and stddev.
 	Metrics []schema.Metric
 	// Defaults returns a new config of the kind holding its defaults:
 	// validation decodes a load block into it as the run does.

@@ -61,28 +61,48 @@ func (s *stepRun) runLoad(ctx, outer context.Context) (events.Outcome, bool) {
 	}
 	s.load = recordedConfig(l.Resolved(), shown, s.inputs)
 	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: fmt.Sprintf("load %q against %s", s.st.Load.Kind, url)}})
-	res, err := l.Run(ctx, s.t.Dial, func(p loads.Progress) {
-		s.r.emit(events.Event{Type: events.Progressed, Step: &s.ev, Progress: &events.Progress{Elapsed: p.Elapsed, Done: p.Done, Errors: p.Errors, Rate: p.Rate}})
-	})
-	if ctx.Err() != nil {
-		// Cut short: what the load measured until then is kept, marked
-		// partial; the thresholds are not judged on it.
-		out := s.ended(ctx, outer)
-		if len(res.Metrics) > 0 {
-			s.keepLoad(res)
-			out.Partial = true
+	// With repeat = N the load runs N times and each metric is the runs'
+	// summary, as a command benchmark's (keepRuns).
+	runs := max(s.st.Repeat, 1)
+	values := map[string][]float64{}
+	for i := range runs {
+		res, err := l.Run(ctx, s.t.Dial, func(p loads.Progress) {
+			s.r.emit(events.Event{Type: events.Progressed, Step: &s.ev, Progress: &events.Progress{Elapsed: p.Elapsed, Done: p.Done, Errors: p.Errors, Rate: p.Rate}})
+		})
+		if ctx.Err() != nil {
+			// Cut short: what the load measured until then is kept, marked
+			// partial; the thresholds are not judged on it. After some
+			// runs of a repeated load, theirs are kept.
+			out := s.ended(ctx, outer)
+			switch {
+			case len(values) > 0:
+				s.keepRuns(values)
+				out.Partial = true
+			case len(res.Metrics) > 0:
+				s.keepLoad(res)
+				out.Partial = true
+			}
+			return out, true
 		}
-		return out, true
+		if err != nil {
+			if runs > 1 {
+				err = fmt.Errorf("run %d of %d: %w", i+1, runs, err)
+			}
+			return s.errored(fmt.Errorf("load: %w", err)), true
+		}
+		s.keepLoad(res)
+		for k, v := range res.Metrics {
+			values[k] = append(values[k], v)
+		}
 	}
-	if err != nil {
-		return s.errored(fmt.Errorf("load: %w", err)), true
+	if runs > 1 {
+		s.keepRuns(values)
 	}
-	s.keepLoad(res)
 	return events.Outcome{}, false
 }
 
 // keepLoad keeps a load's result as the step's metrics, notes and
-// requests.
+// requests (a repeated load's, each run's notes and requests).
 func (s *stepRun) keepLoad(res loads.Result) {
 	s.metrics = res.Metrics
 	for k, v := range res.Notes {

@@ -154,25 +154,66 @@ func (s *stepRun) finish(out events.Outcome, t turn) events.Outcome {
 }
 
 // waitNext waits for the next turn: the interval, or sooner when a
-// followed log grew. It returns false when the step's context ended.
+// followed log grew (or, watched, may have). It returns false when the
+// step's context ended.
 func (s *stepRun) waitNext(ctx context.Context, interval time.Duration) bool {
 	next := time.NewTimer(interval)
 	defer next.Stop()
 	var poll <-chan time.Time
+	// A watch of the followed logs (logwatch.go) starts the turn as soon
+	// as one may have changed (the turn's observe reads them: one read,
+	// not two), at most one turn per every, as polling would; until it is
+	// set up, and if it fails, the logs are polled every every, and then
+	// only as a net.
+	var ready, changed <-chan struct{}
+	var soon <-chan time.Time
+	every, safety := followEvery, followSafety
+	if !isLocal(s.t) {
+		every, safety = followEveryRemote, followSafetyRemote
+	}
+	var w *logWatch
+	var tk *time.Ticker // the poll's; set when there are followers
 	if len(s.followers) > 0 {
-		every := followEvery
-		if !isLocal(s.t) {
-			every = followEveryRemote
-		}
-		tk := time.NewTicker(every)
+		tk = time.NewTicker(every)
 		defer tk.Stop()
 		poll = tk.C
+		if w = s.watchLogs(ctx); w != nil {
+			if ready = w.ready; w.seen {
+				ready, changed = nil, w.c
+			}
+			if changed != nil {
+				tk.Reset(safety)
+			}
+		}
 	}
 	for {
 		select {
 		case <-ctx.Done():
 			return false
 		case <-next.C:
+			return true
+		case <-ready:
+			// Set up: the turn reads what was written before it began.
+			w.seen = true
+			w.woke = time.Now()
+			return true
+		case _, ok := <-changed:
+			if !ok {
+				// The watch ended before the step: poll as before.
+				changed, w.c = nil, nil
+				tk.Reset(every)
+				continue
+			}
+			if wait := every - time.Since(w.woke); wait > 0 {
+				if soon == nil {
+					soon = time.After(wait)
+				}
+				continue
+			}
+			w.woke = time.Now()
+			return true
+		case <-soon:
+			w.woke = time.Now()
 			return true
 		case <-poll:
 			for _, f := range s.followers {
@@ -294,7 +335,7 @@ func (s *stepRun) defaults() []events.Condition {
 	switch s.st.Kind {
 	case "run":
 		for _, c := range s.st.Postconditions {
-			if readsSelf(c.Condition, "exit_code") {
+			if c.Refs.ReadsSelf("exit_code") {
 				return nil
 			}
 		}
@@ -320,18 +361,6 @@ func (s *stepRun) defaults() []events.Condition {
 	return nil
 }
 
-func readsSelf(expr hcl.Expression, attr string) bool {
-	for _, tr := range expr.Variables() {
-		if tr.RootName() != "self" || len(tr) < 2 {
-			continue
-		}
-		if a, ok := tr[1].(hcl.TraverseAttr); ok && a.Name == attr {
-			return true
-		}
-	}
-	return false
-}
-
 // cond evaluates one condition. A value that cannot be known yet (a probe
 // that could not read, a null, a missing key) is "not yet", with the
 // reason kept, never "false"; an error on known values (evalerr.go) is an
@@ -344,7 +373,7 @@ func (s *stepRun) cond(kind string, c *plans.Condition, ectx *hcl.EvalContext, v
 			s.r.guard.add(sh.Hidden...)
 		}
 	}
-	referenced(c.Condition, ectx, values, s.r.guard)
+	referenced(c.Refs, ectx, values, s.r.guard)
 	if d := knownFailure(plans.PatternErrors(c.Condition, ectx)); d != nil {
 		res.State, res.Reason = events.CondError, s.r.guard.text(diagWhere(d))
 		return res
@@ -355,7 +384,7 @@ func (s *stepRun) cond(kind string, c *plans.Condition, ectx *hcl.EvalContext, v
 		res.State, res.Reason = events.CondError, s.r.guard.text(diagWhere(d))
 		return res
 	}
-	if reason := s.probeErrors(c.Condition); reason != "" && (diags.HasErrors() || !v.IsWhollyKnown()) {
+	if reason := s.probeErrors(c.Refs); reason != "" && (diags.HasErrors() || !v.IsWhollyKnown()) {
 		res.State, res.Reason = events.CondNotYet, reason
 		return res
 	}
@@ -368,7 +397,7 @@ func (s *stepRun) cond(kind string, c *plans.Condition, ectx *hcl.EvalContext, v
 	switch {
 	case !v.IsKnown():
 		res.State, res.Reason = events.CondNotYet, "not known yet"
-	case v.IsNull() && readsObserved(c.Condition):
+	case v.IsNull() && observed(c.Refs):
 		res.State, res.Reason = events.CondNotYet, "the condition is null"
 	case v.IsNull():
 		res.State, res.Reason = events.CondError, rangeString(c.Condition.Range())+": the condition is null, and it reads nothing that waiting could change"
@@ -412,20 +441,11 @@ func (s *stepRun) exceeded(kind, source string, diags hcl.Diagnostics) {
 
 // probeErrors are the reasons the probes an expression reads could not be
 // observed: "probe.health: dial tcp 127.0.0.1:8000: connection refused".
-func (s *stepRun) probeErrors(expr hcl.Expression) string {
+func (s *stepRun) probeErrors(refs plans.Refs) string {
 	var out []string
-	seen := map[string]bool{}
-	for _, tr := range expr.Variables() {
-		if tr.RootName() != "probe" || len(tr) < 2 {
-			continue
-		}
-		a, ok := tr[1].(hcl.TraverseAttr)
-		if !ok || seen[a.Name] {
-			continue
-		}
-		seen[a.Name] = true
-		if msg := s.probeError(a.Name); msg != "" {
-			out = append(out, "probe."+a.Name+": "+msg)
+	for _, name := range refs.Probes() {
+		if msg := s.probeError(name); msg != "" {
+			out = append(out, "probe."+name+": "+msg)
 		}
 	}
 	return strings.Join(out, "; ")

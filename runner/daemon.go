@@ -14,6 +14,7 @@ import (
 
 	"github.com/zclconf/go-cty/cty"
 
+	"lockstep/plans"
 	"lockstep/runner/events"
 	"lockstep/targets"
 )
@@ -248,28 +249,33 @@ func daemonOutputs(l *launched) map[string]cty.Value {
 	}
 }
 
-// stepOutputs are the earlier steps' outputs as expressions see them, with
-// the daemon of a launch that daemonized after its step ended (pg_ctl
-// start returning once the server is up, after the grace).
-func (r *run) stepOutputs() map[string]cty.Value {
-	var out map[string]cty.Value
-	for _, l := range r.launches() {
-		d := daemonOutputs(l)
-		v, ok := r.outputs[l.addr]
-		if d == nil || !ok || !v.Type().IsObjectType() {
+// stepRoot is the step root as expressions see it, holding the outputs
+// of the earlier steps addrs (those the analysed plan says the
+// expressions read: never all of them, which would cost a plan of
+// thousands of steps as much again at every step), with the daemon of a
+// launch that daemonized after its step ended (pg_ctl start returning
+// once the server is up, after the grace). A step that has not run is
+// left out: reading it is an error, as it was not there.
+func (r *run) stepRoot(addrs []string) cty.Value {
+	if len(addrs) == 0 {
+		return cty.EmptyObjectVal
+	}
+	outs := make(map[string]cty.Value, len(addrs))
+	for _, addr := range addrs {
+		v, ok := r.outputs[addr]
+		if !ok {
 			continue
 		}
-		if out == nil {
-			out = maps.Clone(r.outputs)
+		if l := r.launch(addr); l != nil && v.Type().IsObjectType() {
+			if d := daemonOutputs(l); d != nil {
+				m := v.AsValueMap()
+				maps.Copy(m, d)
+				v = cty.ObjectVal(m)
+			}
 		}
-		m := v.AsValueMap()
-		maps.Copy(m, d)
-		out[l.addr] = cty.ObjectVal(m)
+		outs[addr] = v
 	}
-	if out == nil {
-		return r.outputs
-	}
-	return out
+	return plans.StepOutputs(outs)
 }
 
 // processes says how many processes: "1 process", "3 processes".

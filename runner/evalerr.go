@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"slices"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
@@ -119,7 +121,16 @@ func absent(v cty.Value) bool {
 	return v.IsNull() || !v.IsWhollyKnown()
 }
 
-// readsObserved reports whether e reads anything but the plan's own values
+// observed reports, from the analysed plan, whether an expression that
+// reads refs reads anything but the plan's own values, as readsObserved.
+func observed(refs plans.Refs) bool {
+	return slices.ContainsFunc(refs, func(r plans.Ref) bool {
+		return r.Root != "var" && r.Root != "local" && r.Root != "step"
+	})
+}
+
+// readsObserved reports whether e (a part of a condition an error is
+// about, which the analysis of the plan does not reach) reads anything but the plan's own values
 // (var, local, earlier steps' outputs): its probes, its own state, or a
 // for expression's element, which most often iterates over them.
 func readsObserved(e hcl.Expression) bool {

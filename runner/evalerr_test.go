@@ -99,7 +99,7 @@ func TestConditionErrorsAreTold(t *testing.T) {
 				t.Fatal(diags.Error())
 			}
 			s := &stepRun{r: &run{}, errs: map[string]error{}}
-			got := s.cond("postcondition", &plans.Condition{Condition: expr, Source: tc.src}, ectx, map[string]string{})
+			got := s.cond("postcondition", &plans.Condition{Condition: expr, Source: tc.src, Refs: plans.RefsOf(expr)}, ectx, map[string]string{})
 			if got.State != tc.want {
 				t.Fatalf("state %q (%s), want %q", got.State, got.Reason, tc.want)
 			}

@@ -91,7 +91,8 @@ type run struct {
 	left     []*leftover // what commands left running, not watched
 	seq      int         // launches and leftovers so far, for cleanup's order
 
-	outputs map[string]cty.Value // step address (launch.server) -> self outputs
+	outputs map[string]cty.Value    // step address (launch.server) -> self outputs
+	since   map[string][]sinceProbe // sinceProbes, once found
 	targets map[string]targets.Target
 	// guard redacts sensitive values in what the world says (guard.go).
 	guard *guard

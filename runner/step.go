@@ -53,6 +53,7 @@ type stepRun struct {
 	// followers are the logs this step follows: its log probes and, for a
 	// launch, its own log.
 	followers []*probes.Follower
+	logWatch  *logWatch // wakes the wait when a follower's file may have changed
 	own       *launched // the process this launch started
 	ownLog    *probes.Follower
 	// following says why the launch is neither alive nor dead: its
@@ -152,6 +153,7 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 		out.Outputs = s.outputs()
 		out.Probes = s.probeConfigs
 		r.emit(events.Event{Type: events.StepFinished, Step: &ev, Outcome: &out})
+		s.endWatch() // once told: the step is decided, its watch ends
 	}()
 
 	sctx, cancel := context.WithCancelCause(ctx)
@@ -268,7 +270,7 @@ func (s *stepRun) evalContext(scope *plans.Scope) *hcl.EvalContext {
 		probeVals[np.name] = v
 	}
 	extra := map[string]cty.Value{
-		"step":  plans.StepOutputs(s.r.stepOutputs()),
+		"step":  s.r.stepRoot(s.st.Reads.Steps()),
 		"probe": cty.ObjectVal(probeVals),
 		"self":  cty.ObjectVal(s.selfValues()),
 	}
@@ -314,10 +316,9 @@ func (s *stepRun) outputs() map[string]string {
 }
 
 func (s *stepRun) makeProbes(ctx context.Context, readingSelf bool) error {
-	ectx := s.r.o.Scope.EvalContext(map[string]cty.Value{"step": plans.StepOutputs(s.r.stepOutputs()), "self": cty.ObjectVal(s.selfValues())})
-	reads := probeReads(s.st)
+	ectx := s.r.o.Scope.EvalContext(map[string]cty.Value{"step": s.r.stepRoot(s.st.Reads.Steps()), "self": cty.ObjectVal(s.selfValues())})
 	for _, pb := range s.st.Probes {
-		if readsRoot(pb.Attrs, "self") != readingSelf {
+		if pb.ReadsSelf() != readingSelf {
 			continue
 		}
 		attrs := map[string]cty.Value{}
@@ -352,7 +353,7 @@ func (s *stepRun) makeProbes(ctx context.Context, readingSelf bool) error {
 			return fmt.Errorf("probe %s: %s", pb.Name, red.text(joinLine(err)))
 		}
 		s.probeConfigs[pb.Name] = recordedConfig(cfg, shown, red)
-		spec := probes.Spec{Reads: reads[pb.Name], HTTP: s.r.http}
+		spec := probes.Spec{Reads: pb.Reads, HTTP: s.r.http}
 		if pb.Step != "" {
 			l, err := s.r.stepRef(pb.Step)
 			if err != nil {
@@ -406,69 +407,6 @@ func recordedConfig(cfg any, shown map[string]string, red *redactor) map[string]
 		}
 	}
 	return out
-}
-
-// probeReads says, for each probe, which of its outputs the step's
-// expressions read, so a probe gathers only those (a port probe that is
-// only asked whether the port is open does not look for its owner). A
-// probe read whole (probe.NAME, probe.NAME["x"]) maps to nil: everything.
-func probeReads(st *plans.Step) map[string]map[string]bool {
-	var exprs []hcl.Expression
-	for _, c := range append(append([]*plans.Condition{}, st.Postconditions...), st.AbortIfs...) {
-		exprs = append(exprs, c.Condition, c.ErrorMessage)
-	}
-	exprs = append(exprs, st.Progress)
-	reads := map[string]map[string]bool{}
-	whole := map[string]bool{}
-	for _, e := range exprs {
-		if e == nil {
-			continue
-		}
-		for _, tr := range e.Variables() {
-			if tr.RootName() != "probe" || len(tr) < 2 {
-				continue
-			}
-			name, ok := tr[1].(hcl.TraverseAttr)
-			if !ok {
-				continue
-			}
-			attr, ok := hcl.TraverseAttr{}, len(tr) >= 3
-			if ok {
-				attr, ok = tr[2].(hcl.TraverseAttr)
-			}
-			if !ok {
-				whole[name.Name] = true
-				continue
-			}
-			if reads[name.Name] == nil {
-				reads[name.Name] = map[string]bool{}
-			}
-			reads[name.Name][attr.Name] = true
-		}
-	}
-	for name := range whole {
-		reads[name] = nil
-	}
-	for _, pb := range st.Probes {
-		if _, read := reads[pb.Name]; !read && !whole[pb.Name] {
-			// Read by nothing: still observed (its errors are evidence),
-			// but cheaply.
-			reads[pb.Name] = map[string]bool{}
-		}
-	}
-	return reads
-}
-
-// readsRoot reports whether any of the expressions reads root (self).
-func readsRoot(attrs map[string]hcl.Expression, root string) bool {
-	for _, e := range attrs {
-		for _, tr := range e.Variables() {
-			if tr.RootName() == root {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // evalString evaluates, in ectx, an attribute that an action uses (a
@@ -714,27 +652,44 @@ func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
 // be reached, is left out: the probe then says so.
 func (s *stepRun) marks(ctx context.Context) map[string]targets.FileInfo {
 	marks := map[string]targets.FileInfo{}
-	ectx := s.r.o.Scope.EvalContext(map[string]cty.Value{"step": plans.StepOutputs(s.r.outputs)})
-	for _, st := range s.r.o.Plan.Steps {
-		for _, pb := range st.Probes {
-			expr, ok := pb.Attrs["path"]
-			if pb.Kind != "log" || pb.Since != s.st.Addr() || !ok {
-				continue
-			}
-			path, _, err := evalText(expr, ectx)
-			if err != nil || path == "" {
-				continue
-			}
-			t, err := s.r.target(st.Target)
-			if err != nil {
-				continue
-			}
-			if fi, err := t.Stat(ctx, path); err == nil {
-				marks[probes.Mark(t.Name(), path)] = fi
-			}
+	for _, sp := range s.r.sinceProbes()[s.st.Addr()] {
+		expr := sp.probe.Attrs["path"]
+		ectx := s.r.o.Scope.EvalContext(map[string]cty.Value{"step": s.r.stepRoot(sp.probe.AttrRefs["path"].Steps())})
+		path, _, err := evalText(expr, ectx)
+		if err != nil || path == "" {
+			continue
+		}
+		t, err := s.r.target(sp.step.Target)
+		if err != nil {
+			continue
+		}
+		if fi, err := t.Stat(ctx, path); err == nil {
+			marks[probes.Mark(t.Name(), path)] = fi
 		}
 	}
 	return marks
+}
+
+// sinceProbe is a log probe with path that reads since a launch.
+type sinceProbe struct {
+	step  *plans.Step
+	probe *plans.Probe
+}
+
+// sinceProbes are the plan's log probes with path and since, by the
+// launch they read since: found once per run, not once per launch.
+func (r *run) sinceProbes() map[string][]sinceProbe {
+	if r.since == nil {
+		r.since = map[string][]sinceProbe{}
+		for _, st := range r.o.Plan.Steps {
+			for _, pb := range st.Probes {
+				if _, ok := pb.Attrs["path"]; ok && pb.Kind == "log" && pb.Since != "" {
+					r.since[pb.Since] = append(r.since[pb.Since], sinceProbe{st, pb})
+				}
+			}
+		}
+	}
+	return r.since
 }
 
 // startTries bounds how often a launch moves a log aside and starts again

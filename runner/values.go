@@ -93,34 +93,30 @@ func plain(v cty.Value) (string, bool, error) {
 	return "", sensitive, fmt.Errorf("must be a string, not %s", v.Type().FriendlyName())
 }
 
-// referenced renders the values of every traversal an expression reads
-// that is not a variable or a local (those are the plan's inputs, shown
-// once at the start), for evidence: "probe.health.status" -> "503". What
-// the world returned (a probe's value, a command's output) is guarded;
-// lockstep's own values (a pid, self.command as shown) are not.
-func referenced(expr hcl.Expression, ctx *hcl.EvalContext, into map[string]string, g *guard) {
-	if expr == nil {
-		return
-	}
-	for _, tr := range expr.Variables() {
-		root := tr.RootName()
-		if root == "var" || root == "local" {
+// referenced renders the values of every reference an expression reads
+// (refs, from the analysed plan) that is not a variable or a local (those
+// are the plan's inputs, shown once at the start), for evidence:
+// "probe.health.status" -> "503". What the world returned (a probe's
+// value, a command's output) is guarded; lockstep's own values (a pid,
+// self.command as shown) are not.
+func referenced(refs plans.Refs, ctx *hcl.EvalContext, into map[string]string, g *guard) {
+	for _, r := range refs {
+		if r.Root == "var" || r.Root == "local" {
 			continue
 		}
-		name := traversalString(tr)
-		if _, done := into[name]; done {
+		if _, done := into[r.Text]; done {
 			continue
 		}
-		v, diags := tr.TraverseAbs(ctx)
+		v, diags := r.Traversal.TraverseAbs(ctx)
 		if diags.HasErrors() {
-			into[name] = "(" + g.text(diagText(diags)) + ")"
+			into[r.Text] = "(" + g.text(diagText(diags)) + ")"
 			continue
 		}
-		if fromWorld(tr) {
-			into[name] = g.render(v)
+		if fromWorld(r) {
+			into[r.Text] = g.render(v)
 			continue
 		}
-		into[name] = Render(v)
+		into[r.Text] = Render(v)
 	}
 }
 
@@ -128,42 +124,17 @@ func referenced(expr hcl.Expression, ctx *hcl.EvalContext, into map[string]strin
 // launched, how, where (never what the world said).
 var ownOutputs = map[string]bool{"pid": true, "pgid": true, "log_path": true, "command": true, "exit_code": true, "alive": true, "metrics": true, "duration_ms": true}
 
-// fromWorld reports whether a traversal reads something the world said:
+// fromWorld reports whether a reference reads something the world said:
 // a probe's value, a command's output, a log (self.stdout,
 // step.run.x.stdout), or a whole object holding one.
-func fromWorld(tr hcl.Traversal) bool {
-	attr := func(i int) string {
-		if len(tr) > i {
-			if a, ok := tr[i].(hcl.TraverseAttr); ok {
-				return a.Name
-			}
-		}
-		return ""
-	}
-	switch tr.RootName() {
+func fromWorld(r plans.Ref) bool {
+	switch r.Root {
 	case "self":
-		return !ownOutputs[attr(1)]
+		return !ownOutputs[r.Name]
 	case "step":
-		return !ownOutputs[attr(3)]
+		return !ownOutputs[r.Attr]
 	}
 	return true
-}
-
-func traversalString(tr hcl.Traversal) string {
-	var b strings.Builder
-	for _, step := range tr {
-		switch s := step.(type) {
-		case hcl.TraverseRoot:
-			b.WriteString(s.Name)
-		case hcl.TraverseAttr:
-			b.WriteString("." + s.Name)
-		case hcl.TraverseIndex:
-			b.WriteString("[" + Render(s.Key) + "]")
-		case hcl.TraverseSplat:
-			b.WriteString("[*]")
-		}
-	}
-	return b.String()
 }
 
 // diagText is the first error of diags in one line.

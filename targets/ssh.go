@@ -682,6 +682,7 @@ printf 'log %s\n' "$log"
 // with prlimit (util-linux, as setsid is) before it runs the command;
 // without prlimit the launch is marked by its environment alone.
 func (s *SSH) Start(ctx context.Context, c Command, log string) (Process, error) {
+	defer s.warmWatcher() // a file followed here is soon watched
 	if log == "" {
 		return Process{}, s.errorf("start: no log file given")
 	}
@@ -1076,6 +1077,7 @@ tail -c +$((off + 1)) <&3 | head -c $n
 
 // ReadAt reads up to max bytes of path from off, in one round trip.
 func (s *SSH) ReadAt(ctx context.Context, path string, off int64, max int) ([]byte, FileInfo, error) {
+	defer s.warmWatcher() // a file followed here is soon watched
 	if off < 0 {
 		return nil, FileInfo{}, s.errorf("read %s: negative offset %d", path, off)
 	}
@@ -1136,6 +1138,7 @@ var fileID = regexp.MustCompile(`^[0-9]+:[0-9]+$`)
 
 // ReadFile reads the file ref names by identity, in one round trip.
 func (s *SSH) ReadFile(ctx context.Context, ref FileRef, off int64, max int) ([]byte, FileInfo, error) {
+	defer s.warmWatcher() // a file followed here is soon watched
 	if off < 0 {
 		return nil, FileInfo{}, s.errorf("read %s: negative offset %d", ref.Path, off)
 	}
@@ -1204,7 +1207,7 @@ func (s *SSH) Processes(ctx context.Context, match string) ([]ProcessInfo, error
 	// The script's subshell, its children and the worker running it.
 	self, worker, lines := scriptSelf(strings.Split(string(stats), "\n"))
 	cmds := splitCmdlines(cmdlines)
-	var list []ProcessInfo
+	var all []procSeen
 	for _, l := range lines {
 		if l == "" {
 			continue
@@ -1213,8 +1216,13 @@ func (s *SSH) Processes(ctx context.Context, match string) ([]ProcessInfo, error
 		if err != nil || st.PID == self || st.PPID == self || st.PID == worker {
 			continue
 		}
-		cmd := procCommand(cmds[st.PID], st.Comm)
-		if strings.Contains(cmd, workerMark) || !re.MatchString(cmd) {
+		all = append(all, procSeen{stat: st, command: procCommand(cmds[st.PID], st.Comm)})
+	}
+	watching := watchProcesses(all)
+	var list []ProcessInfo
+	for _, p := range all {
+		st, cmd := p.stat, p.command
+		if strings.Contains(cmd, workerMark) || watching[st.PID] || !re.MatchString(cmd) {
 			continue
 		}
 		list = append(list, ProcessInfo{PID: st.PID, PPID: st.PPID, PGID: st.PGID, Session: st.Session, StartTime: st.StartTime, State: st.State, Command: cmd})

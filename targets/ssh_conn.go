@@ -107,6 +107,12 @@ type sshConn struct {
 	hops    []*ssh.Client
 	workers *workerPool
 	nodelay sync.Once
+	// watcher is the connection's file watcher (ssh_watch.go), started
+	// by the first watch.
+	watchMu   sync.Mutex
+	watcher   *watchSession
+	watchErr  error // why the host cannot watch: not tried again
+	watchWarm sync.Once
 
 	done      chan struct{}
 	closeOnce sync.Once

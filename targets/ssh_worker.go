@@ -28,8 +28,9 @@ import (
 // such) are OpenSSH's, and a stray background writer can never mix its
 // output into a later call.
 
-// maxWorkers and maxRunSessions together stay under OpenSSH's default
-// MaxSessions of 10 per connection, with room for killGroup's sessions.
+// maxWorkers and maxRunSessions, with the connection's one watcher
+// session (ssh_watch.go), stay under OpenSSH's default MaxSessions of 10
+// per connection, with room for killGroup's session.
 const (
 	maxWorkers     = 4
 	maxRunSessions = 4

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# fleet.sh: one command step and one wait-for-port step on 1, 10 and 50
+# hosts, each host a network namespace with its own OpenSSH sshd
+# (targets/netnstest, through bench/fleet/hosts), timed for:
+#   ansible   ansible-playbook bench/fleet/playbook.yml, forks = 50,
+#             pipelining on, Ansible's own ControlMaster/ControlPersist; a
+#             cold run (first connections) and ROUNDS warm runs
+#   lockstep  the same two steps as a plan on a fleet target, once fleets
+#             exist (issue 16): see "LOCKSTEP SIDE" below
+# and what it costs to make and tear down the hosts themselves.
+#
+# Each host's ~/.bashrc reads as empty (a bind mount in the host's mount
+# namespace; the file is untouched): on a machine where it is heavy (pyenv
+# init) every session would pay it, and the figures would be the shell's.
+# Ansible gets its own venv from PyPI (ansible-core, pinned), made once
+# in ${LOCKSTEP_BENCH_CACHE:-~/.cache/lockstep-bench}/venv-ansible.
+#
+# Needs root (network namespaces), iproute2, openssh-server and -client,
+# go, python3 (3.11 for this ansible-core).
+#
+# Measured 2026-12-01 on 2 shared cores, `bench/fleet.sh` (3 warm rounds,
+# medians; ms for ansible, seconds for the hosts):
+#   hosts  setup_s  teardown_s  ansible_cold_ms  ansible_ms   load average
+#   1        0.057       0.067           2101.2      2531.4   1.9 at 13:32
+#   10       0.415       0.274           7621.9      6356.7
+#   50       2.229       1.765          26403.9     21943.9   (50/1: 8.7x)
+# and at 13:15 under a load average of 16-21 (other jobs on the machine):
+# 1: 11.0 s, 10: 13.0 s, 50: 43.9 s for ansible; 50 hosts up in 3.5 s.
+#
+# usage: bench/fleet.sh [-r ROUNDS] [-s "1 10 50"]
+set -euo pipefail
+
+rounds=3 sizes="1 10 50"
+while getopts "r:s:" opt; do
+	case $opt in
+	r) rounds=$OPTARG ;;
+	s) sizes=$OPTARG ;;
+	*) echo "usage: $0 [-r ROUNDS] [-s \"1 10 50\"]" >&2; exit 2 ;;
+	esac
+done
+[ "$(id -u)" = 0 ] || { echo "fleet: needs root, to make network namespaces" >&2; exit 2; }
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+dir=$(mktemp -d /tmp/lockstep-fleet.XXXXXX)
+# need, median_of, and the cleanup of $dir.
+. "$repo/bench/lib.sh"
+need ip ssh sshd go python3
+
+# ansible-core 2.19 is the last line whose controller runs on Python 3.11.
+ansible_spec=ansible-core==2.19.14
+cache=${LOCKSTEP_BENCH_CACHE:-$HOME/.cache/lockstep-bench}
+venv=$cache/venv-ansible
+if [ ! -e "$venv/.installed-$ansible_spec" ]; then
+	echo "fleet: installing $ansible_spec into $venv" >&2
+	rm -rf "$venv"
+	mkdir -p "$cache"
+	python3 -m venv "$venv"
+	"$venv/bin/pip" install -q --disable-pip-version-check "$ansible_spec"
+	touch "$venv/.installed-$ansible_spec"
+fi
+export PATH=$venv/bin:$PATH
+
+(cd "$repo" && go build -o "$dir/hosts" ./bench/fleet/hosts)
+
+# 50 hosts: 50 sshd listeners and their sessions, 50 ansible forks each
+# with an ssh master and its sockets: far below the limits below, printed
+# so that a run on a smaller machine shows what it had.
+[ "$(ulimit -n)" -ge 4096 ] || ulimit -n 4096
+limits="open files $(ulimit -n), processes $(ulimit -u), pid_max $(cat /proc/sys/kernel/pid_max)"
+
+ms_since() {
+	local tenths=$((($(date +%s%N) - $1) / 100000))
+	echo "$((tenths / 10)).$((tenths % 10))"
+}
+
+# measure N: runs inside bench/fleet/hosts, with the fleet's FLEET_*
+# variables; appends "TOOL N MS" lines to $dir/results.
+measure() {
+	local n=$1 inv=$dir/inventory-$n cfg=$dir/ansible-$n.cfg start cp r
+	{
+		echo "[fleet]"
+		printf '%s\n' $FLEET_HOSTS
+		echo "[fleet:vars]"
+		# The hosts by name through the fleet's ssh_config: address, user,
+		# key, and known_hosts with StrictHostKeyChecking=yes.
+		echo "ansible_ssh_common_args='-F $FLEET_SSH_CONFIG'"
+	} >"$inv"
+	cat >"$cfg" <<-CONF
+		[defaults]
+		inventory = $inv
+		forks = 50
+		host_key_checking = True
+		retry_files_enabled = False
+		interpreter_python = /usr/bin/python3
+		[ssh_connection]
+		pipelining = True
+		control_path_dir = $dir/cp-$n
+	CONF
+	run_ansible() {
+		ANSIBLE_CONFIG=$cfg ansible-playbook "$repo/bench/fleet/playbook.yml" >"$dir/ansible-$n.out" 2>&1 || {
+			echo "fleet: ansible-playbook on $n hosts failed:" >&2
+			tail -30 "$dir/ansible-$n.out" >&2
+			exit 1
+		}
+		grep -q "ok=2 .*failed=0" "$dir/ansible-$n.out" || { echo "fleet: ansible did not do 2 tasks on every host" >&2; exit 1; }
+		[ "$(grep -c 'ok=2 ' "$dir/ansible-$n.out")" = "$n" ] || { echo "fleet: ansible's recap does not list $n hosts with ok=2" >&2; exit 1; }
+	}
+	start=$(date +%s%N)
+	run_ansible
+	echo "ansible_cold $n $(ms_since "$start")" >>"$dir/results"
+	for r in $(seq "$rounds"); do
+		start=$(date +%s%N)
+		run_ansible
+		echo "ansible $n $(ms_since "$start")" >>"$dir/results"
+
+		# ---- LOCKSTEP SIDE (issue 16: fleets) --------------------------
+		# When a target can name many hosts, time here, in the same round
+		# and against the same hosts, one `lockstep run` of a plan with a
+		# run step (`true`) and a wait step (a tcp probe of 127.0.0.1:22)
+		# on target "fleet" { ssh { hosts = [n1 ... nN] } }, resolved
+		# through $FLEET_SSH_CONFIG, and append "lockstep $n MS" to
+		# $dir/results; the table below prints it beside ansible's.
+		# ------------------------------------------------------------------
+	done
+	for cp in "$dir/cp-$n"/*; do
+		[ -S "$cp" ] && ssh -o ControlPath="$cp" -O exit fleet >/dev/null 2>&1 || true
+	done
+}
+export dir repo rounds
+export -f measure ms_since
+
+echo "fleet bench: ${sizes// /, } hosts, $rounds warm rounds after 1 cold run; $(nproc) cores (shared); load average $(cut -d" " -f1-3 /proc/loadavg); $limits; $(ansible-playbook --version | head -1); $(date -u '+%Y-%m-%d %H:%M UTC')"
+for n in $sizes; do
+	"$dir/hosts" -n "$n" -hide "$HOME/.bashrc" -results "$dir/results" -- bash -c 'measure "$1"' measure "$n"
+done
+
+# get TOOL N: the median of TOOL's figures on N hosts, "" when none.
+get() {
+	local v
+	v=$(awk -v t="$1" -v n="$2" '$1 == t && $2 == n { print $3 }' "$dir/results")
+	[ -z "$v" ] || median <<<"$v"
+}
+printf '%-6s %9s %12s %17s %12s %12s\n' hosts setup_s teardown_s ansible_cold_ms ansible_ms lockstep_ms
+for n in $sizes; do
+	lockstep=$(get lockstep "$n")
+	printf '%-6s %9s %12s %17s %12s %12s\n' "$n" "$(get setup "$n")" "$(get teardown "$n")" \
+		"$(get ansible_cold "$n")" "$(get ansible "$n")" "${lockstep:-(issue 16)}"
+done
+first=${sizes%% *} last=${sizes##* }
+awk -v a="$(get ansible "$first")" -v b="$(get ansible "$last")" -v f="$first" -v l="$last" \
+	'BEGIN { if (a > 0) printf "ansible on %s hosts / on %s: %.2fx\n", l, f, b / a }'
