@@ -103,8 +103,6 @@ func modelSummary(concurrency int, rate float64, arrivals string, warmup, durati
 
 // HTTPMetrics is what the load "http" reports.
 type HTTPMetrics struct {
-	RequestsPerS    float64   `metric:"requests_per_s" doc:"successful responses per measured second" better:"higher"`
-	Latency         Quantiles `metric:"latency" doc:"latency of successful requests" better:"lower"`
 	Requests        float64   `metric:"requests" doc:"measured requests that ended"`
 	Errors          float64   `metric:"errors" doc:"measured requests that failed" better:"lower"`
 	ErrorsConnect   float64   `metric:"errors_connect" doc:"of them, failed to connect" better:"lower"`
@@ -119,6 +117,8 @@ type HTTPMetrics struct {
 	Dropped         float64   `metric:"dropped" doc:"open model: arrivals dropped, Concurrency in flight and as many waiting" better:"lower"`
 	Late            float64   `metric:"late" doc:"open model: arrivals sent more than max(1ms, 1/rate) after they were due" better:"lower"`
 	DurationS       float64   `metric:"duration_s" doc:"measured time, from the end of the warm-up to the end of the last measured request"`
+	RequestsPerS    float64   `metric:"requests_per_s" doc:"successful responses per measured second" better:"higher"`
+	Latency         Quantiles `metric:"latency" doc:"latency of successful requests" better:"lower"`
 }
 
 // Quantiles are a latency's summary, from an HDR histogram (3
