@@ -598,9 +598,10 @@ const stateDir = `d=/tmp/lockstep-"${LOGNAME:-$(id -u)}"` + "\n"
 // and HUP (a trap, unlike an ignored signal, is not inherited by the
 // command) so that Stop's TERM to the group still lets it record how the
 // command ended; sh runs a trap only after the foreground command returns.
-// The inner script (the directory, the environment, then exec of the
-// command) comes on stdin and goes on to the command's shell through a
-// pipe: never in an argv (ps shows the wrapper's and the inner shell's
+// The log's path (its first line: a path may hold a sensitive value) and
+// the inner script (the directory, the environment, then exec of the
+// command) come on stdin, the script going on to the command's shell
+// through a pipe: never in an argv (ps shows the wrapper's and the inner shell's
 // constant text, then the command's own), nor in an environment the
 // wrapper keeps for the launch's life. A process probe matching the
 // command line finds the command alone, not its wrapper too.
@@ -610,7 +611,8 @@ const stateDir = `d=/tmp/lockstep-"${LOGNAME:-$(id -u)}"` + "\n"
 // reports "Terminated", is /dev/null, so the command's shell points its
 // output at the log itself (dash prints that report to the command's
 // redirected stderr, were the wrapper to redirect it).
-const launchWrapper = `d=$1 log=$2 lim=$3
+const launchWrapper = `d=$1 lim=$2
+IFS= read -r log
 inner=$(cat; echo .)
 exec </dev/null
 st="$d/$$.status"
@@ -648,7 +650,7 @@ mkdir -p -- "$(dirname -- "$log")" || exit
 f="$d/start.$$"
 rm -f "$f"
 mkfifo "$f" || exit
-( exec 3>"$f"; printf '%s' "$inner" | exec setsid /bin/sh -c "$wrapper" lockstep-launch "$d" "$log" "$lim" >/dev/null 2>&1 ) &
+( exec 3>"$f"; printf '%s\n%s' "$log" "$inner" | exec setsid /bin/sh -c "$wrapper" lockstep-launch "$d" "$lim" >/dev/null 2>&1 ) &
 exec 5<"$f"
 IFS= read -r line <&5
 case $line in "logid "*) logid=${line#logid }; IFS= read -r line <&5 ;; esac
@@ -685,6 +687,10 @@ func (s *SSH) Start(ctx context.Context, c Command, log string) (Process, error)
 	defer s.warmWatcher() // a file followed here is soon watched
 	if log == "" {
 		return Process{}, s.errorf("start: no log file given")
+	}
+	if strings.ContainsAny(log, "\n\x00") {
+		// The wrapper reads the path as a line.
+		return Process{}, s.errorf("start: a log path cannot hold a newline or a NUL byte")
 	}
 	mark, err := newMark()
 	if err != nil {
