@@ -23,7 +23,7 @@ func TestClientMovesUnsentRequestOffClosedConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newClient1(context.Background(), w, Dialer(nil).orDefault(), defaultTimeout)
+	c := newClient1(context.Background(), w, Dialer(nil).orDefault(), HTTPDefaults().Timeout)
 	defer c.close()
 	if status, err := c.do(); err != nil || status != 200 {
 		t.Fatalf("first request: %d, %v", status, err)
@@ -72,7 +72,7 @@ func BenchmarkIdleCheck(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := newClient1(context.Background(), w, Dialer(nil).orDefault(), defaultTimeout)
+	c := newClient1(context.Background(), w, Dialer(nil).orDefault(), HTTPDefaults().Timeout)
 	defer c.close()
 	if _, err := c.do(); err != nil {
 		b.Fatal(err)

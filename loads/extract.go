@@ -14,7 +14,7 @@ import (
 
 // MetricSpec says how to read one number from a command's output: Regex
 // (its first capture group, or the whole match when it has none) or JSON
-// (a dotted path with [i] indexes, e.g. "results[0].tps", "[0].x"). Exactly one of them is set.
+// (a JSONPath: "results[0].tps", "$.results.tps", "[0].x"). Exactly one of them is set.
 type MetricSpec struct {
 	Name, Regex, JSON string
 }
@@ -117,78 +117,6 @@ func parseJSONOutput(output []byte) (any, error) {
 	return nil, fmt.Errorf("output is not JSON: %w", err)
 }
 
-// extractJSON follows path ("a.b[2].c", "[0].x") through doc.
-func extractJSON(doc any, path string) (float64, error) {
-	cur := doc
-	walked := ""
-	rest := path
-	for rest != "" {
-		var key string
-		index := -1
-		switch {
-		case rest[0] == '[':
-			end := strings.IndexByte(rest, ']')
-			if end < 0 {
-				return 0, fmt.Errorf("json path %q: unclosed [", path)
-			}
-			n, err := strconv.Atoi(rest[1:end])
-			if err != nil || n < 0 {
-				return 0, fmt.Errorf("json path %q: index %q is not a number", path, rest[1:end])
-			}
-			index, rest = n, rest[end+1:]
-		case rest[0] == '.':
-			rest = rest[1:]
-			continue
-		default:
-			end := strings.IndexAny(rest, ".[")
-			if end < 0 {
-				end = len(rest)
-			}
-			key, rest = rest[:end], rest[end:]
-		}
-		if index >= 0 {
-			a, ok := cur.([]any)
-			if !ok {
-				return 0, fmt.Errorf("json path %q: %s is not an array", path, orRoot(walked))
-			}
-			if index >= len(a) {
-				return 0, fmt.Errorf("json path %q: %s has %d elements, no [%d]", path, orRoot(walked), len(a), index)
-			}
-			cur = a[index]
-			walked += fmt.Sprintf("[%d]", index)
-			continue
-		}
-		o, ok := cur.(map[string]any)
-		if !ok {
-			return 0, fmt.Errorf("json path %q: %s is not an object", path, orRoot(walked))
-		}
-		v, ok := o[key]
-		if !ok {
-			return 0, fmt.Errorf("json path %q: %s has no key %q", path, orRoot(walked), key)
-		}
-		cur = v
-		if walked != "" {
-			walked += "."
-		}
-		walked += key
-	}
-	switch v := cur.(type) {
-	case json.Number:
-		return v.Float64()
-	case string:
-		return parseNumber(v)
-	default:
-		return 0, fmt.Errorf("json path %q: value %v is not a number", path, cur)
-	}
-}
-
-func orRoot(walked string) string {
-	if walked == "" {
-		return "the document"
-	}
-	return walked
-}
-
 // Stats summarizes the values of a metric over repeated runs. Stddev is the
 // sample standard deviation (n-1), 0 for fewer than two values.
 type Stats struct {
@@ -226,4 +154,12 @@ func percentile(sorted []float64, p float64) float64 {
 	lo := int(math.Floor(rank))
 	hi := int(math.Ceil(rank))
 	return sorted[lo] + (sorted[hi]-sorted[lo])*(rank-float64(lo))
+}
+
+func sum(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s
 }

@@ -38,7 +38,7 @@ func TestClientDoesNotAllocatePerRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newClient1(context.Background(), w, Dialer(nil).orDefault(), defaultTimeout)
+	c := newClient1(context.Background(), w, Dialer(nil).orDefault(), HTTPDefaults().Timeout)
 	defer c.close()
 	if status, err := c.do(); err != nil || status != 200 {
 		t.Fatalf("do = %d, %v", status, err)
@@ -103,7 +103,7 @@ func BenchmarkClientRequest(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := newClient1(context.Background(), w, Dialer(nil).orDefault(), defaultTimeout)
+	c := newClient1(context.Background(), w, Dialer(nil).orDefault(), HTTPDefaults().Timeout)
 	defer c.close()
 	b.ReportAllocs()
 	for b.Loop() {

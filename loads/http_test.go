@@ -292,7 +292,7 @@ func TestHTTPMethodHeadersBody(t *testing.T) {
 	}))
 	defer srv.Close()
 	res := runHTTP(t, loads.HTTP{URL: srv.URL, Method: "PUT", Headers: map[string]string{"X-Test": "yes"},
-		Body: []byte(`{"a":1}`), Requests: 3})
+		Body: `{"a":1}`, Requests: 3})
 	exactly(t, res.Metrics, "errors", 0)
 	if s, _ := got.Load().(string); s != `PUT yes {"a":1}` {
 		t.Errorf("server saw %q", s)
@@ -452,7 +452,7 @@ func TestHTTPCountsWhatHappened(t *testing.T) {
 					if srv, err = loadtest.NewRaw("127.0.0.1:0", tt.replies...); err != nil {
 						t.Fatal(err)
 					}
-					h := loads.HTTP{URL: "http://" + srv.Addr + "/", Method: tt.method, Body: make([]byte, tt.body),
+					h := loads.HTTP{URL: "http://" + srv.Addr + "/", Method: tt.method, Body: strings.Repeat("\x00", tt.body),
 						Concurrency: 1, Requests: n, Timeout: 10 * time.Second}
 					if model == "open" {
 						h.Rate = rate
@@ -527,7 +527,7 @@ func TestHTTPInvalidConfig(t *testing.T) {
 		{loads.HTTP{}, "url is empty"},
 		{loads.HTTP{URL: "ftp://x/"}, "scheme must be http or https"},
 		{loads.HTTP{URL: "http://x/", Rate: -1}, "rate -1"},
-		{loads.HTTP{URL: "http://x/", Concurrency: -1}, "must not be negative"},
+		{loads.HTTP{URL: "http://x/", Concurrency: -1}, "concurrency must be at least 1"},
 		{loads.HTTP{URL: "http://x/", Headers: map[string]string{"A": "b\r\nc: d"}}, "line break"},
 	}
 	for _, tt := range tests {

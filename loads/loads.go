@@ -67,19 +67,26 @@ const progressEvery = time.Second
 // shards, so that a thousand workers neither share one lock nor hold a
 // histogram each (about 150 KB apiece).
 type latencies struct {
-	shards [16]struct {
-		mu sync.Mutex
-		h  *hdrhistogram.Histogram
-		_  [40]byte // keep shards on separate cache lines
-	}
+	shards []shard
+}
+
+type shard struct {
+	mu     sync.Mutex
+	h      *hdrhistogram.Histogram
+	lo, hi int64    // exact extremes, in µs: a quantile is clamped to them
+	_      [24]byte // keep shards on separate cache lines
 }
 
 // Latencies up to an hour are tracked at 3 significant digits; longer ones
 // are clamped (a request timeout is far below).
 const maxTrackedMicros = int64(time.Hour / time.Microsecond)
 
-func newLatencies() *latencies {
+// newLatencies makes n shards (at most 16; about 180 KB each): the HTTP
+// load's thousands of requests a second want 16, the OpenAI load's
+// streams, each a few events a second, far fewer.
+func newLatencies(n int) *latencies {
 	l := &latencies{}
+	l.shards = make([]shard, min(max(n, 1), 16))
 	for i := range l.shards {
 		l.shards[i].h = hdrhistogram.New(1, maxTrackedMicros, 3)
 	}
@@ -87,6 +94,23 @@ func newLatencies() *latencies {
 }
 
 func (l *latencies) record(shard int, d time.Duration) {
+	s := &l.shards[shard%len(l.shards)]
+	s.mu.Lock()
+	s.add(d)
+	s.mu.Unlock()
+}
+
+// recordAll records ds under one lock: a request's inter-token gaps.
+func (l *latencies) recordAll(shard int, ds []time.Duration) {
+	s := &l.shards[shard%len(l.shards)]
+	s.mu.Lock()
+	for _, d := range ds {
+		s.add(d)
+	}
+	s.mu.Unlock()
+}
+
+func (s *shard) add(d time.Duration) {
 	us := int64(d / time.Microsecond)
 	if us < 1 {
 		us = 1
@@ -94,35 +118,49 @@ func (l *latencies) record(shard int, d time.Duration) {
 	if us > maxTrackedMicros {
 		us = maxTrackedMicros
 	}
-	s := &l.shards[shard%len(l.shards)]
-	s.mu.Lock()
 	_ = s.h.RecordValue(us) // cannot fail: clamped to the trackable range
-	s.mu.Unlock()
+	if s.lo == 0 || us < s.lo {
+		s.lo = us
+	}
+	s.hi = max(s.hi, us)
 }
 
-func (l *latencies) merged() *hdrhistogram.Histogram {
-	all := hdrhistogram.New(1, maxTrackedMicros, 3)
+// merged is every shard's histogram in one, with the exact extremes.
+func (l *latencies) merged() merged {
+	m := merged{h: hdrhistogram.New(1, maxTrackedMicros, 3)}
 	for i := range l.shards {
 		s := &l.shards[i]
 		s.mu.Lock()
-		all.Merge(s.h)
+		m.h.Merge(s.h)
+		if s.lo > 0 && (m.lo == 0 || s.lo < m.lo) {
+			m.lo = s.lo
+		}
+		m.hi = max(m.hi, s.hi)
 		s.mu.Unlock()
 	}
-	return all
+	return m
 }
 
-// latencyMetrics adds latency_*_ms from h under prefix (e.g. "latency").
-func latencyMetrics(m map[string]float64, prefix string, h *hdrhistogram.Histogram) {
-	ms := func(us int64) float64 { return float64(us) / 1000 }
-	if h.TotalCount() == 0 {
-		return
+type merged struct {
+	h      *hdrhistogram.Histogram
+	lo, hi int64
+}
+
+// ms is the q-th percentile in ms: the histogram's value (3 significant
+// digits) clamped to the exact extremes, so that identical times (a
+// server's fixed delay, a test's fake clock) read exactly.
+func (m merged) ms(q float64) *float64 {
+	v := float64(min(max(m.h.ValueAtQuantile(q), m.lo), m.hi)) / 1000
+	return &v
+}
+
+// quantiles summarizes h in milliseconds; all absent when h is empty.
+func quantiles(m merged) Quantiles {
+	if m.h.TotalCount() == 0 {
+		return Quantiles{}
 	}
-	m[prefix+"_p50_ms"] = ms(h.ValueAtQuantile(50))
-	m[prefix+"_p90_ms"] = ms(h.ValueAtQuantile(90))
-	m[prefix+"_p99_ms"] = ms(h.ValueAtQuantile(99))
-	m[prefix+"_p999_ms"] = ms(h.ValueAtQuantile(99.9))
-	m[prefix+"_max_ms"] = ms(h.Max())
-	m[prefix+"_mean_ms"] = h.Mean() / 1000
+	mean := m.h.Mean() / 1000
+	return Quantiles{P50: m.ms(50), P90: m.ms(90), P99: m.ms(99), P999: m.ms(99.9), Max: m.ms(100), Mean: &mean}
 }
 
 // reportProgress calls fn every progressEvery until ctx ends, with what

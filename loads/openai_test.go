@@ -1,6 +1,8 @@
 package loads_test
 
 import (
+	"github.com/zclconf/go-cty/cty"
+
 	"bufio"
 	"context"
 	"errors"
@@ -158,7 +160,7 @@ func TestOpenAIGoodput(t *testing.T) {
 		Usage: true, SlowEvery: 2, SlowTTFT: time.Second})
 	defer srv.Close()
 	res := runOpenAI(t, loads.OpenAI{URL: srv.URL + "/v1/completions", Stream: true, Requests: 10, Concurrency: 10,
-		TTFTLimit: 400 * time.Millisecond, TPOTLimit: 200 * time.Millisecond})
+		TTFTLimitMS: 400, TPOTLimitMS: 200})
 	m := res.Metrics
 	exactly(t, m, "goodput_share", 0.5)
 	within(t, m, "goodput_requests_per_s", m["requests_per_s"]/2-0.001, m["requests_per_s"]/2+0.001)
@@ -167,7 +169,7 @@ func TestOpenAIGoodput(t *testing.T) {
 	// request (only a first token 160 ms late could bring one under 10 ms).
 	srv2 := loadtest.NewOpenAI(loadtest.OpenAIConfig{ITL: 50 * time.Millisecond, Tokens: 5, Usage: true})
 	defer srv2.Close()
-	res = runOpenAI(t, loads.OpenAI{URL: srv2.URL + "/v1/completions", Stream: true, Requests: 4, Concurrency: 4, TPOTLimit: 10 * time.Millisecond})
+	res = runOpenAI(t, loads.OpenAI{URL: srv2.URL + "/v1/completions", Stream: true, Requests: 4, Concurrency: 4, TPOTLimitMS: 10})
 	exactly(t, res.Metrics, "goodput_share", 0)
 }
 
@@ -205,8 +207,9 @@ func TestOpenAIRequestBodyAndModelDiscovery(t *testing.T) {
 	srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{Model: "glm-5", Tokens: 2, Usage: true})
 	defer srv.Close()
 	res := runOpenAI(t, loads.OpenAI{URL: srv.URL + "/v1/chat/completions", Stream: true, Requests: 2, MaxTokens: 7,
-		ExtraBody: map[string]any{"temperature": 0, "ignore_eos": true, "stream_options": map[string]any{"include_usage": true, "continuous_usage_stats": false}},
-		Headers:   map[string]string{"Authorization": "Bearer x"}})
+		ExtraBody: cty.ObjectVal(map[string]cty.Value{"temperature": cty.Zero, "ignore_eos": cty.True,
+			"stream_options": cty.ObjectVal(map[string]cty.Value{"include_usage": cty.True, "continuous_usage_stats": cty.False})}),
+		Headers: map[string]string{"Authorization": "Bearer x"}})
 	if res.Notes["model"] != "glm-5" {
 		t.Errorf("model note = %q, want the one /v1/models names", res.Notes["model"])
 	}
@@ -267,8 +270,9 @@ func TestOpenAIPromptsSeededAndFromFile(t *testing.T) {
 func TestOpenAIOpenModelAndDuration(t *testing.T) {
 	srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{TTFT: 10 * time.Millisecond, ITL: 5 * time.Millisecond, Tokens: 4, Usage: true})
 	defer srv.Close()
-	// Poisson arrivals at 40/s: 40 requests take about a second.
-	res := runOpenAI(t, loads.OpenAI{URL: srv.URL + "/v1/completions", Stream: true, Rate: 40, Requests: 40})
+	// Poisson arrivals at 40/s: 40 requests take about a second. Each
+	// takes 30 ms; 16 in flight at most leaves none dropped.
+	res := runOpenAI(t, loads.OpenAI{URL: srv.URL + "/v1/completions", Stream: true, Rate: 40, Requests: 40, Concurrency: 16})
 	exactly(t, res.Metrics, "completed", 40)
 	within(t, res.Metrics, "duration_s", 0.4, 2.5)
 	if res.Notes["arrivals"] != "poisson" {
@@ -349,7 +353,7 @@ func TestOpenAIInvalidConfig(t *testing.T) {
 	}{
 		{loads.OpenAI{}, "url is empty"},
 		{loads.OpenAI{URL: "http://x/v1/embeddings"}, "path must end in /chat/completions or /completions"},
-		{loads.OpenAI{URL: "http://x/v1/completions", Expect: "("}, "expect: error parsing regexp"},
+		{loads.OpenAI{URL: "http://x/v1/completions", Expect: "("}, "expect is not a regular expression"},
 		{loads.OpenAI{URL: "http://x/v1/completions", PromptTokens: 5, PromptsFile: "p.jsonl"}, "exclude each other"},
 		{loads.OpenAI{URL: "http://x/v1/completions", Rate: -2}, "rate -2"},
 		{loads.OpenAI{URL: "http://x/v1/completions", PromptsFile: "/nonexistent.jsonl"}, "read prompts"},

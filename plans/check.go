@@ -627,20 +627,7 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 		diags = append(diags, c.condition(cond, ctxCheck, i, "abort_if")...)
 	}
 	if s.Load != nil {
-		var loadAttrs []Attr
-		if k := c.lang.LoadKind(s.Load.Kind); k != nil {
-			loadAttrs = k.Attrs
-		}
-		for _, name := range keys(s.Load.Attrs) {
-			e := s.Load.Attrs[name]
-			_, ds := c.attr(name, e, loadAttrs, ctxAction, i)
-			diags = append(diags, ds...)
-			if name == "expect" {
-				if pat, ok := literalString(e); ok {
-					diags = append(diags, c.checkRegex(pat, e.Range())...)
-				}
-			}
-		}
+		diags = append(diags, c.checkLoad(i, s.Load)...)
 	}
 	if kind == nil {
 		return diags
@@ -649,6 +636,29 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 		return diags
 	}
 	return append(diags, cfg.Static(s.Shape())...)
+}
+
+// checkLoad checks a load block's attributes, then decodes them with the
+// run's decoder on the kind's defaults.
+func (c *checker) checkLoad(i int, l *Load) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	k := c.lang.LoadKind(l.Kind)
+	var attrs []Attr
+	if k != nil {
+		attrs = k.Attrs
+	}
+	vals := map[string]cty.Value{}
+	for _, name := range keys(l.Attrs) {
+		v, ds := c.attr(name, l.Attrs[name], attrs, ctxAction, i)
+		diags = append(diags, ds...)
+		if v != cty.NilVal && !ds.HasErrors() {
+			vals[name] = v
+		}
+	}
+	if k != nil && k.Defaults != nil && !diags.HasErrors() {
+		diags = append(diags, c.config(l.Attrs, vals, k.Defaults(), l.DeclRange)...)
+	}
+	return diags
 }
 
 func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {

@@ -112,7 +112,11 @@ func (e *explain) step(n int, s *Step) StepExplanation {
 		e.field("Action", say.NoAction)
 	}
 	if s.Load != nil {
-		e.field("Load", s.Load.Kind+" load")
+		head := s.Load.Kind + " load"
+		if sum := e.lang.LoadSummary(s.Load, e.scope); sum != "" {
+			head += " (" + sum + ")"
+		}
+		e.field("Load", head)
 		for _, name := range e.attrOrder(s.Load.Attrs, e.loadAttrNames(s.Load.Kind)) {
 			e.attr(name, s.Load.Attrs[name])
 		}

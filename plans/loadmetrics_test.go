@@ -25,12 +25,12 @@ func TestLoadMetricsAreWhatLoadsReport(t *testing.T) {
 		for _, res := range results {
 			for name := range res.Metrics {
 				seen[name] = true
-				if !slices.Contains(k.Metrics, name) {
+				if !slices.Contains(k.MetricNames(), name) {
 					t.Errorf("load %q reports %s, which its LoadKind.Metrics lacks: validation would reject self.metrics.%s", kind, name, name)
 				}
 			}
 		}
-		for _, name := range k.Metrics {
+		for _, name := range k.MetricNames() {
 			if !seen[name] {
 				t.Errorf("load %q lists metric %s, which no run reported (seen: %v)", kind, name, slices.Sorted(maps.Keys(seen)))
 			}

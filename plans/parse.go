@@ -19,6 +19,7 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 	"github.com/zclconf/go-cty/cty/function"
 
+	"lockstep/loads"
 	"lockstep/steps"
 )
 
@@ -920,7 +921,7 @@ func (d *decoder) decodeMetric(block *hcl.Block) (*Metric, hcl.Diagnostics) {
 		m.JSON, ds = d.constString(js)
 		diags = append(diags, ds...)
 		if !ds.HasErrors() {
-			if _, err := ParseJSONPath(m.JSON); err != nil {
+			if _, err := loads.ParseJSONPath(m.JSON); err != nil {
 				diags = append(diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Invalid JSON path",

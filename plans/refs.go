@@ -447,9 +447,10 @@ func (c *checker) metricRef(tr hcl.Traversal, i int, s *Step, what string, errd 
 		if k == nil {
 			return nil // the unknown kind is reported already
 		}
-		if !slices.Contains(k.Metrics, name) {
+		names := k.MetricNames()
+		if !slices.Contains(names, name) {
 			return errd("Unknown metric",
-				fmt.Sprintf("A load %q reports no metric %q.%s Its metrics are %s.", s.Load.Kind, name, didYouMean(name, k.Metrics), strings.Join(k.Metrics, ", ")))
+				fmt.Sprintf("A load %q reports no metric %q.%s Its metrics are %s.", s.Load.Kind, name, didYouMean(name, names), strings.Join(names, ", ")))
 		}
 	default:
 		for _, m := range s.Metrics {

@@ -3,6 +3,7 @@ package plans
 import (
 	"github.com/zclconf/go-cty/cty"
 
+	"lockstep/loads"
 	"lockstep/probes"
 	"lockstep/schema"
 	"lockstep/steps"
@@ -72,13 +73,16 @@ type LoadKind struct {
 	Name  string
 	Doc   string
 	Attrs []Attr
-	// Metrics are the names of the numbers the load reports, as
-	// self.metrics.NAME (and step.benchmark.NAME.metrics.NAME) read them;
-	// validation rejects any other name. Some are there only when they
-	// apply (the latency figures once a request has ended, tpot and itl
-	// when streaming). With repeat = N (N > 1) each is an object of
-	// values, median, min, max and stddev.
-	Metrics []string
+	// Metrics are the numbers the load reports, as self.metrics.NAME
+	// (and step.benchmark.NAME.metrics.NAME) read them, with the way
+	// each is better; validation rejects any other name. Some are there
+	// only when they apply (the latency figures once a request has ended,
+	// tpot and itl when streaming). With repeat = N (N > 1) each is an
+	// object of values, median, min, max and stddev.
+	Metrics []schema.Metric
+	// Defaults returns a new config of the kind holding its defaults:
+	// validation decodes a load block into it as the run does.
+	Defaults func() loads.Config `json:"-"`
 }
 
 // Func describes a function available in expressions.

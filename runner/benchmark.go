@@ -11,6 +11,7 @@ import (
 	"lockstep/plans"
 	"lockstep/probes"
 	"lockstep/runner/events"
+	"lockstep/schema"
 	"lockstep/steps"
 )
 
@@ -27,6 +28,9 @@ func (s *stepRun) runLoad(ctx, outer context.Context) (events.Outcome, bool) {
 	ectx := s.evalContext(s.r.o.Scope)
 	attrs := map[string]cty.Value{}
 	url := ""
+	// shown is how a sensitive attribute shows (plans.Show): what the
+	// record keeps of it.
+	shown := map[string]string{}
 	for name, expr := range s.st.Load.Attrs {
 		v, diags := expr.Value(ectx)
 		if diags.HasErrors() {
@@ -35,17 +39,28 @@ func (s *stepRun) runLoad(ctx, outer context.Context) (events.Outcome, bool) {
 		// A load's errors (and each request's) show its sensitive inputs
 		// (a token in the URL, an Authorization header) as shown.
 		s.noteInput(s.inputs, expr, ectx, v)
+		sh, shDiags := plans.Show(expr, ectx)
+		if shDiags.HasErrors() {
+			sh.Text = redacted
+		}
 		if name == "url" {
-			if sh, diags := plans.Show(expr, ectx); !diags.HasErrors() {
-				url = sh.Text
-			}
+			url = sh.Text
+		}
+		if plans.IsSensitive(v) {
+			shown[name] = sh.Text
 		}
 		attrs[name], _ = v.UnmarkDeep()
 	}
-	l, err := steps.NewLoad(s.st.Load.Kind, attrs)
-	if err != nil {
-		return s.errored(err), true
+	kind := loads.KindNamed(s.st.Load.Kind)
+	if kind == nil {
+		return s.errored(fmt.Errorf("no load kind %q", s.st.Load.Kind)), true
 	}
+	// The decoder validate ran, on the kind's defaults: what validated runs.
+	l := kind.Defaults()
+	if err := schema.DecodeChecked(attrs, l); err != nil {
+		return s.errored(fmt.Errorf("load %q: %s", s.st.Load.Kind, s.inputs.text(joinLine(err)))), true
+	}
+	s.load = recordedConfig(l.Resolved(), shown, s.inputs)
 	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: fmt.Sprintf("load %q against %s", s.st.Load.Kind, url)}})
 	// With repeat = N the load runs N times and each metric is the runs'
 	// summary, as a command benchmark's (keepRuns).

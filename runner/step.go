@@ -82,6 +82,7 @@ type stepRun struct {
 	stats    map[string]events.MetricStats
 	notes    map[string]string
 	requests []events.Request
+	load     map[string]string // a load's decoded config, as the record keeps it (recordedConfig)
 	// inputs redacts the step's errors: its action's sensitive inputs,
 	// then the guard; probeInputs the same for each probe.
 	inputs      *redactor
@@ -195,6 +196,7 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 			out.Notes = s.notes
 		}
 		out.Requests = s.requests
+		out.Load = s.load
 		out.Left = s.left
 		if s.cfg != nil {
 			// The last value progress took is the one the step ran with.
@@ -407,11 +409,7 @@ func (s *stepRun) makeProbes(ctx context.Context, readingSelf bool) error {
 		// The decoder validate used: what validated runs.
 		cfg := kind.Defaults()
 		if err := schema.DecodeChecked(plans.ProbeValues(pb, attrs), cfg); err != nil {
-			var msgs []string
-			for _, e := range schema.Errors(err) {
-				msgs = append(msgs, e.Error())
-			}
-			return fmt.Errorf("probe %s: %s", pb.Name, red.text(strings.Join(msgs, "; ")))
+			return fmt.Errorf("probe %s: %s", pb.Name, red.text(joinLine(err)))
 		}
 		s.probeConfigs[pb.Name] = recordedConfig(cfg, shown, red)
 		spec := probes.Spec{Reads: pb.Reads, HTTP: s.r.http}
@@ -441,10 +439,20 @@ func (s *stepRun) makeProbes(ctx context.Context, readingSelf bool) error {
 	return nil
 }
 
-// recordedConfig is a probe's decoded config as its step's record keeps
-// it (schema.Shown): each sensitive attribute as plans.Show shows it
-// (shown), the rest through red, as the probe's errors are.
-func recordedConfig(cfg probes.Config, shown map[string]string, red *redactor) map[string]string {
+// joinLine is the errors of a config's decoding on one line.
+func joinLine(err error) string {
+	var parts []string
+	for _, e := range schema.Errors(err) {
+		parts = append(parts, e.Error())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// recordedConfig is a probe's or a load's decoded config as its step's
+// record keeps it (schema.Shown): each sensitive attribute as plans.Show
+// shows it (shown), the rest through red, as the probe's or load's errors
+// are.
+func recordedConfig(cfg any, shown map[string]string, red *redactor) map[string]string {
 	out := schema.Shown(cfg)
 	for name, text := range out {
 		if sh, ok := shown[name]; ok {

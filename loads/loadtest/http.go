@@ -36,6 +36,10 @@ type HTTP struct {
 		from, to time.Time
 		delay    time.Duration
 	}
+	freeze struct {
+		start          time.Time
+		period, length time.Duration
+	}
 }
 
 // NewHTTP starts a server on 127.0.0.1; Close stops it.
@@ -72,9 +76,23 @@ func (s *HTTP) Stall(from time.Time, length, delay time.Duration) {
 	s.stall.from, s.stall.to, s.stall.delay = from, from.Add(length), delay
 }
 
+// Freeze stops the server answering for the last length of every period
+// from now, as a process does that a collector stops the world of: a
+// request arriving in a frozen stretch is answered when it ends.
+func (s *HTTP) Freeze(period, length time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.freeze.start, s.freeze.period, s.freeze.length = time.Now(), period, length
+}
+
 func (s *HTTP) stallFor(t time.Time) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if f := s.freeze; f.period > 0 {
+		if into := t.Sub(f.start) % f.period; into >= f.period-f.length {
+			return f.period - into
+		}
+	}
 	if !t.Before(s.stall.from) && t.Before(s.stall.to) {
 		return s.stall.delay
 	}

@@ -43,6 +43,9 @@ type OpenAIConfig struct {
 	// test can tell that a client really holds N requests open.
 	Gate        int
 	GateTimeout time.Duration
+	// Forget: keep no request's body or prompt (Bodies and Prompts are
+	// empty), so that a long run's memory is the client's.
+	Forget bool
 }
 
 // OpenAI serves /v1/chat/completions, /v1/completions and /v1/models with
@@ -187,8 +190,10 @@ func (s *OpenAI) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 		prompt = strings.Join(parts, "\n")
 	}
 	s.mu.Lock()
-	s.bodies = append(s.bodies, raw)
-	s.prompts = append(s.prompts, prompt)
+	if !s.cfg.Forget {
+		s.bodies = append(s.bodies, raw)
+		s.prompts = append(s.prompts, prompt)
+	}
 	s.mu.Unlock()
 
 	if req.Model != s.cfg.Model {

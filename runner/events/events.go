@@ -177,6 +177,10 @@ type Outcome struct {
 	// (keep_requests = true).
 	Requests []Request         `json:"requests,omitempty"`
 	Notes    map[string]string `json:"notes,omitempty"`
+	// Load is, for a benchmark's load, the config it ran with, as Probes
+	// keeps a probe's (the defaults that depend on other attributes, a
+	// method, a duration, filled in).
+	Load map[string]string `json:"load,omitempty"`
 	// Left, for a step whose command runs to completion (run, a command
 	// benchmark): the processes the command left running when it exited
 	// (a daemon, a job it put in the background), found by the mark they

@@ -23,6 +23,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"lockstep/plans"
+	"lockstep/schema"
 )
 
 // Section names, in the order they appear in language.md.
@@ -292,8 +293,26 @@ func loads(l *plans.Schema) string {
 		d.heading(3, LoadHeading(k))
 		d.p("%s", sentence(k.Doc))
 		d.attrs(k.Attrs)
+		d.metrics(k.Metrics)
 	}
 	return d.b.String()
+}
+
+// metrics is a load's metrics table: self.metrics.NAME, which way is
+// better (what attempts diff calls better or worse), what it counts.
+func (d *doc) metrics(ms []schema.Metric) {
+	if len(ms) == 0 {
+		return
+	}
+	d.b.WriteString("| Metric | Better | Meaning |\n|---|---|---|\n")
+	for _, m := range ms {
+		better := "—"
+		if m.Better != schema.Neither {
+			better = m.Better.String()
+		}
+		fmt.Fprintf(&d.b, "| `%s` | %s | %s |\n", m.Name, better, escape(sentence(m.Doc)))
+	}
+	d.b.WriteString("\n")
 }
 
 func functions(l *plans.Schema) string {

@@ -174,8 +174,7 @@ step "benchmark" "openai" {
     rate          = 1
     requests      = 10
     duration      = "10s"
-    warmup        = 1
-    prompt_tokens = 64
+    warmup        = "1s"
     prompts_file  = "prompts.jsonl"
     max_tokens    = 32
     seed          = 7
@@ -185,6 +184,14 @@ step "benchmark" "openai" {
     extra_body    = { temperature = 0 }
     headers       = { Authorization = "Bearer ${var.secret}" }
     keep_requests = true
+    timeout       = "2m"
+  }
+}
+
+step "benchmark" "openai_synthetic" {
+  load "openai" {
+    url           = "${local.url}/v1/completions"
+    prompt_tokens = 64
   }
 }
 
