@@ -24,7 +24,7 @@ variable "requests" {
   description = "Requests sent and counted."
 }
 
-variable "prompts_file" {
+variable "dataset" {
   type        = string
   description = "JSONL prompts, one {\"prompt\": ...} a line, sent in turn."
 }
@@ -43,7 +43,7 @@ step "benchmark" "load" {
     stream       = true
     concurrency  = var.concurrency
     requests     = var.requests
-    prompts_file = var.prompts_file
+    dataset      = var.dataset
     max_tokens   = var.max_tokens
     extra_body   = { ignore_eos = true, temperature = 0 }
   }

@@ -165,7 +165,7 @@ run_lockstep() {
 	local n=$1 out=$dir/lockstep.json
 	if ! timed "$lockstep" run "$repo/bench/llm-load.hcl" --json --records "$dir/records" \
 		-var "url=$base/v1/completions" -var "model=$api_model" -var "concurrency=$conc" \
-		-var "requests=$n" -var "prompts_file=$dir/prompts-lockstep-$n.jsonl" -var "max_tokens=$out_tokens" \
+		-var "requests=$n" -var "dataset=$dir/prompts-lockstep-$n.jsonl" -var "max_tokens=$out_tokens" \
 		>"$out" 2>"$dir/lockstep.err"; then
 		echo "bench: lockstep failed:" >&2
 		jq -r 'select(.type == "step_finished") | "  \(.step.addr): \(.outcome.status): \(.outcome.reason // "")"' "$out" >&2 || true

@@ -13,8 +13,10 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -23,6 +25,7 @@ import (
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
 	"lockstep/schema"
+	"lockstep/workloads"
 )
 
 // OpenAI is the load "openai": requests to an OpenAI-compatible server,
@@ -38,9 +41,12 @@ import (
 // flight then finish and count. Warmup runs the same load for that long
 // first, and counts none of it.
 //
-// Prompts are synthetic, PromptTokens words (default 128) that are one
-// token each in common tokenizers, the same for the same Seed; or the
-// lines of PromptsFile (JSONL: {"prompt": "..."} or {"messages": [...]}).
+// What is sent comes from package workloads: generated prompts
+// (PromptTokens words, about a token each, the same for the same Seed,
+// optionally behind a shared prefix), or a Dataset (ShareGPT JSON or
+// JSONL, with per-prompt output lengths); a conversation of several Turns
+// sends the history so far, the server's own answers included, each
+// turn after the last was answered, through one worker.
 // The request body is {model, messages | prompt, max_tokens, stream,
 // stream_options: {include_usage: true} when streaming} with ExtraBody
 // merged over it (a null value removes a key). An empty Model is read
@@ -56,11 +62,18 @@ type OpenAI struct {
 	Requests     int           `hcl:"requests" doc:"how many requests to measure" default:"1000, when duration is unset"`
 	Duration     time.Duration `hcl:"duration" doc:"how long to measure, after the warm-up"`
 	Warmup       time.Duration `hcl:"warmup" doc:"how long to send requests before measuring, not counted (a duration)"`
-	PromptTokens int           `hcl:"prompt_tokens" doc:"words in each generated prompt, about one token each" default:"128, without prompts_file"`
-	PromptsFile  string        `hcl:"prompts_file" doc:"JSONL file of prompts: {\"prompt\": \"...\"} or {\"messages\": [...]} per line"`
-	MaxTokens    int           `hcl:"max_tokens" doc:"max_tokens sent in each request"`
-	Seed         int64         `hcl:"seed" doc:"seed for generated prompts and Poisson arrivals"`
-	Expect       string        `hcl:"expect" doc:"regular expression answers are matched against (answers_matching_share)"`
+	PromptTokens int           `hcl:"prompt_tokens" doc:"words in each generated prompt, about one token each" default:"128, without a dataset"`
+	Dataset      string        `hcl:"dataset" doc:"prompts from a file: ShareGPT JSON, or JSON lines of {\"prompt\"}, {\"messages\"}, {\"conversations\"} or {\"input_tokens\"}, each with an optional output_tokens" default:"none: generated prompts"`
+	// DatasetFormat, SharedPrefixTokens, PrefixGroups, Prompts and Turns
+	// are workloads.Config's: see that package.
+	DatasetFormat      string `hcl:"dataset_format" doc:"the dataset's format: sharegpt or jsonl" default:"told from the file's first byte"`
+	SharedPrefixTokens int    `hcl:"shared_prefix_tokens" doc:"every generated prompt starts with the same prefix of this many tokens, to see a server's prefix cache"`
+	PrefixGroups       int    `hcl:"prefix_groups" doc:"distinct shared prefixes: conversation i has prefix i mod prefix_groups" default:"1, with shared_prefix_tokens"`
+	Prompts            int    `hcl:"prompts" doc:"distinct conversations: generated ones repeat after this many; a dataset's are sampled to it (seeded)" default:"every one"`
+	Turns              int    `hcl:"turns" doc:"user turns a conversation sends, each with the history so far and the server's answers (needs /v1/chat/completions)" default:"1"`
+	MaxTokens          int    `hcl:"max_tokens" doc:"max_tokens sent in each request"`
+	Seed               int64  `hcl:"seed" doc:"seed for generated prompts and Poisson arrivals"`
+	Expect             string `hcl:"expect" doc:"regular expression answers are matched against (answers_matching_share)"`
 	// A request meets the service-level objective (goodput) when its TTFT
 	// and TPOT are within these limits, in ms; zero means no limit.
 	TTFTLimitMS  float64           `hcl:"ttft_limit_ms" doc:"goodput: a request whose first token takes longer (ms) is not good"`
@@ -96,8 +109,13 @@ func (o *OpenAI) Check() error {
 			errs = append(errs, &schema.AttrError{Attr: n.name, Err: fmt.Errorf("must not be negative, not %v", n.v)})
 		}
 	}
-	if o.PromptsFile != "" && o.PromptTokens > 0 {
-		errs = append(errs, &schema.AttrError{Attr: "prompt_tokens", Err: errors.New("and prompts_file exclude each other: give one")})
+	wc := o.workload()
+	if o.URL == "" {
+		// Not known yet (validate): the endpoint is judged when it is.
+		wc.Chat = true
+	}
+	if err := wc.Check(); err != nil {
+		errs = append(errs, err)
 	}
 	if o.Expect != "" {
 		if _, err := regexp.Compile(o.Expect); err != nil {
@@ -180,13 +198,18 @@ type Summary struct {
 }
 
 type openaiRun struct {
-	o       OpenAI
-	chat    bool
-	extra   map[string]any
-	client  *http.Client
-	prompts prompts
-	expect  *regexp.Regexp
-	workers []openaiWorker
+	o      OpenAI
+	chat   bool
+	extra  map[string]any
+	client *http.Client
+	work   *workloads.Workload
+	expect *regexp.Regexp
+	// keepText: the answers' text is kept (for expect, or to send back
+	// in a conversation's next turn); else only counted.
+	keepText bool
+	// convs numbers the conversations begun, measured and warm-up apart.
+	convs, warmConvs atomic.Int64
+	workers          []openaiWorker
 
 	// Every time is streamed into a histogram: memory does not grow with
 	// the requests or their tokens (only KeepRequests keeps a record each).
@@ -203,6 +226,10 @@ type openaiRun struct {
 type openaiWorker struct {
 	buf []byte          // the stream's line buffer, reused
 	itl []time.Duration // one request's gaps, reused
+	// conv is the conversation this worker is in, and whether it began
+	// measured: its turns go through this worker one after another.
+	conv         *workloads.Conversation
+	convMeasured bool
 
 	completed, good, matching, resent int64
 	inTokens, outTokens               int64
@@ -214,7 +241,7 @@ type openaiWorker struct {
 // Run runs the load through dial (nil: this machine's network) and returns
 // its metrics (OpenAIMetrics).
 func (o OpenAI) Run(ctx context.Context, dial Dialer, progress func(Progress)) (Result, error) {
-	r, err := o.prepare(dial)
+	r, err := o.prepare(ctx, dial)
 	if err != nil {
 		return Result{}, fmt.Errorf("openai load: %w", err)
 	}
@@ -260,9 +287,6 @@ func (o OpenAI) resolved() OpenAI {
 	if o.Requests == 0 && o.Duration == 0 {
 		o.Requests = defaultOpenAIRequests
 	}
-	if o.PromptsFile == "" && o.PromptTokens == 0 {
-		o.PromptTokens = defaultPromptTokens
-	}
 	return o
 }
 
@@ -271,7 +295,7 @@ func (o *OpenAI) Resolved() Config {
 	return &r
 }
 
-func (o OpenAI) prepare(dial Dialer) (*openaiRun, error) {
+func (o OpenAI) prepare(ctx context.Context, dial Dialer) (*openaiRun, error) {
 	o = o.resolved()
 	checkErr := o.Check()
 	var errs []error
@@ -306,15 +330,12 @@ func (o OpenAI) prepare(dial Dialer) (*openaiRun, error) {
 	for i := range r.workers {
 		r.workers[i].sources = map[string]int{}
 	}
-	if o.PromptsFile != "" {
-		p, err := readPrompts(o.PromptsFile, chat)
-		if err != nil {
-			return nil, err
-		}
-		r.prompts = p
-	} else {
-		r.prompts = synthetic{words: o.PromptTokens, seed: o.Seed}
+	w, err := workloads.Open(ctx, o.workload())
+	if err != nil {
+		return nil, err
 	}
+	r.work = w
+	r.keepText = r.expect != nil || o.Turns > 1
 	r.client = &http.Client{Transport: &http.Transport{
 		DialContext:         dial.orDefault(),
 		MaxIdleConns:        o.Concurrency,
@@ -374,22 +395,22 @@ func (r *openaiRun) discoverModel(ctx context.Context) (string, error) {
 }
 
 // body builds request i's JSON.
-func (r *openaiRun) body(p prompt) ([]byte, error) {
+func (r *openaiRun) body(p workloads.Request) ([]byte, error) {
 	b := map[string]any{
 		"model":      r.o.Model,
-		"max_tokens": r.o.MaxTokens,
+		"max_tokens": p.MaxTokens,
 		"stream":     r.o.Stream,
 	}
 	if r.o.Stream {
 		b["stream_options"] = map[string]any{"include_usage": true}
 	}
 	switch {
-	case len(p.messages) > 0:
-		b["messages"] = p.messages
+	case len(p.Messages) > 0:
+		b["messages"] = p.Messages
 	case r.chat:
-		b["messages"] = []map[string]string{{"role": "user", "content": p.text}}
+		b["messages"] = []map[string]string{{"role": "user", "content": p.Text}}
 	default:
-		b["prompt"] = p.text
+		b["prompt"] = p.Text
 	}
 	for k, v := range r.extra {
 		if v == nil {
@@ -451,12 +472,12 @@ type outcome struct {
 }
 
 func (r *openaiRun) do(ctx context.Context, w int, seq int64, measured bool, from time.Time) outcome {
-	i := int(seq)
-	if !measured {
-		i += warmupBase
+	wk := &r.workers[w]
+	p, ok := r.turn(wk, measured)
+	if !ok {
+		return outcome{err: fmt.Errorf("conversation %d: %w", p.Conversation, wk.conv.Err())}
 	}
-	p := r.prompts.at(i)
-	out := outcome{inTokens: p.tokens}
+	out := outcome{inTokens: p.InputTokens}
 	body, err := r.body(p)
 	if err != nil {
 		out.err = fmt.Errorf("encode request: %w", err)
@@ -500,12 +521,16 @@ func (r *openaiRun) do(ctx context.Context, w int, seq int64, measured bool, fro
 		return out
 	}
 	var answer, reasoning strings.Builder
-	wk := &r.workers[w]
 	wk.itl = wk.itl[:0]
 	if r.o.Stream {
 		out.err = r.readStream(resp.Body, from, wk, &out, &answer, &reasoning)
 	} else {
 		out.err = r.readWhole(resp.Body, from, &out, &answer, &reasoning)
+	}
+	if out.err == nil && p.Turn+1 < p.Turns {
+		// The next turn sends this answer back: a turn that failed sends
+		// nothing, and its conversation ends (workloads.Conversation.Next).
+		wk.conv.Answer(answer.String())
 	}
 	if r.expect != nil {
 		out.answer = answer.String()
@@ -514,6 +539,43 @@ func (r *openaiRun) do(ctx context.Context, w int, seq int64, measured bool, fro
 		}
 	}
 	return out
+}
+
+// turn is the next request of worker wk: the next turn of its
+// conversation, or the first of a new one when that has none left (or
+// began in the other phase: warm-up conversations are numbered apart, so
+// the measured ones are the same with or without a warm-up). ok is false
+// only when a new conversation has no turn to give (its history grew
+// past the limit).
+func (r *openaiRun) turn(wk *openaiWorker, measured bool) (workloads.Request, bool) {
+	if wk.conv != nil && wk.convMeasured == measured {
+		if p, ok := wk.conv.Next(); ok {
+			return p, true
+		}
+	}
+	n := int(r.convs.Add(1) - 1)
+	if !measured {
+		n = warmupBase + int(r.warmConvs.Add(1)-1)
+	}
+	wk.conv, wk.convMeasured = r.work.Conversation(n), measured
+	p, ok := wk.conv.Next()
+	p.Conversation = n
+	return p, ok
+}
+
+// isChat says whether u is a chat completions URL.
+func isChat(u string) bool {
+	pu, err := url.Parse(u)
+	return err == nil && strings.HasSuffix(pu.Path, "/chat/completions")
+}
+
+// workload is the workloads.Config the load's attributes make.
+func (o *OpenAI) workload() workloads.Config {
+	return workloads.Config{
+		Dataset: o.Dataset, Format: workloads.Format(o.DatasetFormat), Chat: isChat(o.URL),
+		PromptTokens: o.PromptTokens, SharedPrefixTokens: o.SharedPrefixTokens, PrefixGroups: o.PrefixGroups,
+		Prompts: o.Prompts, Turns: o.Turns, MaxTokens: o.MaxTokens, Seed: o.Seed,
+	}
 }
 
 func (r *openaiRun) readWhole(body io.Reader, from time.Time, out *outcome, answer, reasoning *strings.Builder) error {
@@ -531,7 +593,7 @@ func (r *openaiRun) readWhole(body io.Reader, from time.Time, out *outcome, answ
 		return fmt.Errorf("server error: %s", c.Error)
 	}
 	a, rs := c.text()
-	if r.expect != nil {
+	if r.keepText {
 		answer.WriteString(a)
 		reasoning.WriteString(rs)
 	}
@@ -593,7 +655,7 @@ func (r *openaiRun) readStream(body io.Reader, from time.Time, wk *openaiWorker,
 		if a == "" && rs == "" {
 			continue // a role-only first delta, a finish or usage event: no token
 		}
-		if r.expect != nil {
+		if r.keepText {
 			answer.WriteString(a)
 			reasoning.WriteString(rs)
 		}
@@ -736,7 +798,7 @@ func (r *openaiRun) result(e *engine[outcome]) Result {
 		"model":    r.o.Model,
 		"endpoint": "completions",
 		"arrivals": "closed",
-		"prompts":  "synthetic",
+		"prompts":  r.work.Summary().Source,
 	}
 	if r.chat {
 		notes["endpoint"] = "chat"
@@ -744,8 +806,12 @@ func (r *openaiRun) result(e *engine[outcome]) Result {
 	if r.o.Rate > 0 {
 		notes["arrivals"] = "poisson"
 	}
-	if r.o.PromptsFile != "" {
-		notes["prompts"] = r.o.PromptsFile
+	if sum := r.work.Summary(); sum.Format != "" {
+		notes["dataset_format"] = string(sum.Format)
+		notes["dataset_conversations"] = strconv.Itoa(sum.Conversations)
+	}
+	if r.o.Turns > 1 {
+		notes["turns"] = strconv.Itoa(r.o.Turns)
 	}
 	switch len(sources) {
 	case 0:

@@ -254,15 +254,15 @@ func TestOpenAIPromptsSeededAndFromFile(t *testing.T) {
 		`{"messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "four five"}]}`+"\n"), 0o644)
 	srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{Tokens: 1, Usage: true})
 	defer srv.Close()
-	res := runOpenAI(t, loads.OpenAI{URL: srv.URL + "/v1/chat/completions", PromptsFile: file, Requests: 4})
+	res := runOpenAI(t, loads.OpenAI{URL: srv.URL + "/v1/chat/completions", Dataset: file, Requests: 4})
 	// The server counts words: 3 + 4 + 3 + 4.
 	exactly(t, res.Metrics, "input_tokens", 14)
 	if got := srv.Prompts(); got[0] != "one two three" || got[1] != "be brief\nfour five" {
 		t.Errorf("server saw prompts %q", got)
 	}
 
-	_, err := loads.OpenAI{URL: srv.URL + "/v1/completions", PromptsFile: file}.Run(context.Background(), nil, nil)
-	if err == nil || !strings.Contains(err.Error(), "prompts.jsonl:3: messages need a chat endpoint") {
+	_, err := loads.OpenAI{URL: srv.URL + "/v1/completions", Dataset: file}.Run(context.Background(), nil, nil)
+	if err == nil || !strings.Contains(err.Error(), `prompts.jsonl:3: "messages" need a chat endpoint`) {
 		t.Errorf("messages to /v1/completions: error %v", err)
 	}
 }
@@ -354,9 +354,9 @@ func TestOpenAIInvalidConfig(t *testing.T) {
 		{loads.OpenAI{}, "url is empty"},
 		{loads.OpenAI{URL: "http://x/v1/embeddings"}, "path must end in /chat/completions or /completions"},
 		{loads.OpenAI{URL: "http://x/v1/completions", Expect: "("}, "expect is not a regular expression"},
-		{loads.OpenAI{URL: "http://x/v1/completions", PromptTokens: 5, PromptsFile: "p.jsonl"}, "exclude each other"},
+		{loads.OpenAI{URL: "http://x/v1/completions", PromptTokens: 5, Dataset: "p.jsonl"}, "a dataset brings its own"},
 		{loads.OpenAI{URL: "http://x/v1/completions", Rate: -2}, "rate -2"},
-		{loads.OpenAI{URL: "http://x/v1/completions", PromptsFile: "/nonexistent.jsonl"}, "read prompts"},
+		{loads.OpenAI{URL: "http://x/v1/completions", Dataset: "/nonexistent.jsonl"}, "nonexistent.jsonl"},
 	}
 	for _, tt := range tests {
 		_, err := tt.o.Run(context.Background(), nil, nil)
@@ -408,5 +408,33 @@ func TestOpenAIServerClosesIdleConnection(t *testing.T) {
 	exactly(t, res.Metrics, "resent", 4)
 	if n := conns.Load(); n != 5 {
 		t.Errorf("%d connections for 5 requests, want 5", n)
+	}
+}
+
+// A conversation of several turns sends, at each turn, the history so
+// far with the server's own answers in it, through one worker.
+func TestOpenAIMultiTurnSendsTheAnswers(t *testing.T) {
+	srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{Tokens: 3, Usage: true, Answer: "the answer was here"})
+	defer srv.Close()
+	res := runOpenAI(t, loads.OpenAI{URL: srv.URL + "/v1/chat/completions", Turns: 3, Prompts: 1, PromptTokens: 4, Requests: 3, Concurrency: 1, Seed: 1})
+	exactly(t, res.Metrics, "completed", 3)
+	got := srv.Prompts()
+	if len(got) != 3 {
+		t.Fatalf("server saw %d requests, want 3", len(got))
+	}
+	first := got[0]
+	if strings.Contains(first, "the answer") {
+		t.Fatalf("the first turn already holds an answer: %q", first)
+	}
+	for i := 1; i < 3; i++ {
+		if !strings.HasPrefix(got[i], got[i-1]) {
+			t.Errorf("turn %d does not repeat the history %q: %q", i+1, got[i-1], got[i])
+		}
+		if n := strings.Count(got[i], "the answer was"); n != i {
+			t.Errorf("turn %d holds %d answers, want %d: %q", i+1, n, i, got[i])
+		}
+	}
+	if res.Notes["turns"] != "3" {
+		t.Errorf("notes %v: no turns", res.Notes)
 	}
 }

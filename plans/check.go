@@ -724,7 +724,9 @@ func (c *checker) config(attrs map[string]hcl.Expression, vals map[string]cty.Va
 			diags = append(diags, regexDiag(re, subject))
 			continue
 		}
-		summary, detail := "Invalid attribute value", upperFirst(err.Error())+"."
+		// Not capitalized: the text starts with the attribute's name, as
+		// the plan spells it (warmup, turns).
+		summary, detail := "Invalid attribute value", err.Error()+"."
 		var inv *schema.Invalid
 		if errors.As(err, &inv) {
 			summary, detail = inv.Summary, err.Error()

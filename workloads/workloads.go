@@ -125,7 +125,7 @@ type Workload struct {
 // any request is sent. An error in the file is an *Error (or several,
 // joined), at its line and, for ShareGPT, its conversation.
 func Open(ctx context.Context, c Config) (*Workload, error) {
-	if err := c.check(); err != nil {
+	if err := c.Check(); err != nil {
 		return nil, err
 	}
 	if c.Turns == 0 {
@@ -160,9 +160,10 @@ func Open(ctx context.Context, c Config) (*Workload, error) {
 	return w, nil
 }
 
-// check reports every problem with c at once, each naming the
+// Check reports every problem with c at once (what validate can know: the
+// file itself is read by Open), each naming the
 // attribute as the plan spells it.
-func (c Config) check() error {
+func (c Config) Check() error {
 	var errs []error
 	if c.PromptTokens < 0 || c.SharedPrefixTokens < 0 || c.PrefixGroups < 0 || c.Prompts < 0 || c.Turns < 0 || c.MaxTokens < 0 {
 		errs = append(errs, errors.New("prompt_tokens, shared_prefix_tokens, prefix_groups, prompts, turns and max_tokens must not be negative"))

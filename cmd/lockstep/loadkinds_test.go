@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,35 +24,40 @@ import (
 // attribute added to a load kind without a sample fails the test.
 func loadSamples(httpURL, openaiURL, prompts string) map[string]probeSample {
 	return map[string]probeSample{
-		"http.url":             {strconv.Quote(httpURL), httpURL},
-		"http.method":          {`"PUT"`, "PUT"},
-		"http.headers":         {`{ X-Load = "yes" }`, `{ "X-Load" = "yes" }`},
-		"http.body":            {`"hello"`, "hello"},
-		"http.concurrency":     {`2`, "2"},
-		"http.rate":            {`200`, "200"},
-		"http.duration":        {`"300ms"`, "300ms"},
-		"http.requests":        {`3`, "3"},
-		"http.warmup":          {`"50ms"`, "50ms"},
-		"http.timeout":         {`"5s"`, "5s"},
-		"openai.url":           {strconv.Quote(openaiURL), openaiURL},
-		"openai.model":         {`"demo"`, "demo"},
-		"openai.stream":        {`false`, "false"},
-		"openai.concurrency":   {`2`, "2"},
-		"openai.rate":          {`200`, "200"},
-		"openai.requests":      {`3`, "3"},
-		"openai.duration":      {`"300ms"`, "300ms"},
-		"openai.warmup":        {`"50ms"`, "50ms"},
-		"openai.prompt_tokens": {`8`, "8"},
-		"openai.prompts_file":  {strconv.Quote(prompts), prompts},
-		"openai.max_tokens":    {`4`, "4"},
-		"openai.seed":          {`3`, "3"},
-		"openai.expect":        {`"answer"`, "answer"},
-		"openai.ttft_limit_ms": {`500`, "500"},
-		"openai.tpot_limit_ms": {`100`, "100"},
-		"openai.extra_body":    {`{ temperature = 0 }`, `{"temperature":0}`},
-		"openai.headers":       {`{ X-Load = "yes" }`, `{ "X-Load" = "yes" }`},
-		"openai.keep_requests": {`true`, "true"},
-		"openai.timeout":       {`"5s"`, "5s"},
+		"http.url":                    {strconv.Quote(httpURL), httpURL},
+		"http.method":                 {`"PUT"`, "PUT"},
+		"http.headers":                {`{ X-Load = "yes" }`, `{ "X-Load" = "yes" }`},
+		"http.body":                   {`"hello"`, "hello"},
+		"http.concurrency":            {`2`, "2"},
+		"http.rate":                   {`200`, "200"},
+		"http.duration":               {`"300ms"`, "300ms"},
+		"http.requests":               {`3`, "3"},
+		"http.warmup":                 {`"50ms"`, "50ms"},
+		"http.timeout":                {`"5s"`, "5s"},
+		"openai.url":                  {strconv.Quote(openaiURL), openaiURL},
+		"openai.model":                {`"demo"`, "demo"},
+		"openai.stream":               {`false`, "false"},
+		"openai.concurrency":          {`2`, "2"},
+		"openai.rate":                 {`200`, "200"},
+		"openai.requests":             {`3`, "3"},
+		"openai.duration":             {`"300ms"`, "300ms"},
+		"openai.warmup":               {`"50ms"`, "50ms"},
+		"openai.prompt_tokens":        {`8`, "8"},
+		"openai.dataset":              {strconv.Quote(prompts), prompts},
+		"openai.dataset_format":       {`"jsonl"`, "jsonl"},
+		"openai.shared_prefix_tokens": {`4`, "4"},
+		"openai.prefix_groups":        {`2`, "2"},
+		"openai.prompts":              {`2`, "2"},
+		"openai.turns":                {`2`, "2"},
+		"openai.max_tokens":           {`4`, "4"},
+		"openai.seed":                 {`3`, "3"},
+		"openai.expect":               {`"answer"`, "answer"},
+		"openai.ttft_limit_ms":        {`500`, "500"},
+		"openai.tpot_limit_ms":        {`100`, "100"},
+		"openai.extra_body":           {`{ temperature = 0 }`, `{"temperature":0}`},
+		"openai.headers":              {`{ X-Load = "yes" }`, `{ "X-Load" = "yes" }`},
+		"openai.keep_requests":        {`true`, "true"},
+		"openai.timeout":              {`"5s"`, "5s"},
 	}
 }
 
@@ -96,10 +102,18 @@ func TestLoadAttributesRunAsExplained(t *testing.T) {
 		}
 		return m
 	}
+	// Attributes that take another with them: a format needs a dataset,
+	// groups a prefix, turns a chat endpoint.
+	companions := map[string]map[string]string{
+		"openai.dataset_format": {"dataset": strconv.Quote(prompts)},
+		"openai.prefix_groups":  {"shared_prefix_tokens": "4"},
+		"openai.turns":          {"url": strconv.Quote(osrv.URL + "/v1/chat/completions")},
+	}
 	for _, k := range lang.Loads {
 		ls = append(ls, load{k.Name, k.Name + "_default", needs(k.Name, "")})
 		for _, a := range k.Attrs {
 			m := needs(k.Name, a.Name)
+			maps.Copy(m, companions[k.Name+"."+a.Name])
 			m[a.Name] = sample(k.Name, a.Name).hcl
 			ls = append(ls, load{k.Name, k.Name + "_" + a.Name, m})
 		}

@@ -1,5 +1,5 @@
 # want: 6:15 Invalid attribute value
-# detail: Timeout must be longer than zero.
+# detail: timeout must be longer than zero.
 step "assert" "health" {
   probe "http" "health" {
     url     = "http://127.0.0.1:8080/health"

@@ -167,31 +167,36 @@ step "benchmark" "http" {
 
 step "benchmark" "openai" {
   load "openai" {
-    url           = "${local.url}/v1/chat/completions"
-    model         = "m"
-    stream        = true
-    concurrency   = 2
-    rate          = 1
-    requests      = 10
-    duration      = "10s"
-    warmup        = "1s"
-    prompts_file  = "prompts.jsonl"
-    max_tokens    = 32
-    seed          = 7
-    expect        = "\\d"
-    ttft_limit_ms = 500
-    tpot_limit_ms = 50
-    extra_body    = { temperature = 0 }
-    headers       = { Authorization = "Bearer ${var.secret}" }
-    keep_requests = true
-    timeout       = "2m"
+    url            = "${local.url}/v1/chat/completions"
+    model          = "m"
+    stream         = true
+    concurrency    = 2
+    rate           = 1
+    requests       = 10
+    duration       = "10s"
+    warmup         = "1s"
+    dataset        = "prompts.jsonl"
+    dataset_format = "jsonl"
+    prompts        = 5
+    turns          = 2
+    max_tokens     = 32
+    seed           = 7
+    expect         = "\\d"
+    ttft_limit_ms  = 500
+    tpot_limit_ms  = 50
+    extra_body     = { temperature = 0 }
+    headers        = { Authorization = "Bearer ${var.secret}" }
+    keep_requests  = true
+    timeout        = "2m"
   }
 }
 
 step "benchmark" "openai_synthetic" {
   load "openai" {
-    url           = "${local.url}/v1/completions"
-    prompt_tokens = 64
+    url                  = "${local.url}/v1/completions"
+    prompt_tokens        = 64
+    shared_prefix_tokens = 16
+    prefix_groups        = 2
   }
 }
 
