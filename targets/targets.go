@@ -1,7 +1,3 @@
-// Package targets runs commands, launches processes and reads state on the
-// machines a plan names: the local one, or a host over SSH. The runner and
-// the probes see only the Target interface, so a plan runs the same on
-// either by changing its target.
 package targets
 
 import (

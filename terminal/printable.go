@@ -1,6 +1,3 @@
-// Package terminal makes text that the world wrote (a server's log line,
-// a value a probe read) safe to show as one line of lockstep's output, in
-// the run views and in the reports read back from records alike.
 package terminal
 
 import (
