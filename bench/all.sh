@@ -81,6 +81,18 @@ row detect "a wait noticing a log line, from the write to the step confirmed" \
 	"go test ./runner -run '^\$' -bench DetectionLatency -benchtime ${n}x" lines '^Benchmark'
 row validate "validating generated plans of 100, 1,000, 10,000 steps, CPU beside hcl's own parse" \
 	"go test ./plans -run '^\$' -bench 'Validate\$|HCLSyntaxOnly' -benchtime 3x -benchmem" ratio Validate HCLSyntaxOnly
+row pacing "open model: how late the pacer sends at 500/s, beside a Go timer" \
+	"go test ./loads -run '^\$' -bench PacingLateness -benchtime 1x" lines '^Benchmark'
+row loglines "a wait noticing a log line, beside tail -F | grep -m1 (local), and over SSH beside one round trip" \
+	"CI=true go test ./runner -run '^\$' -bench LogLineWait -benchtime ${n}x" lines '^Benchmark'
+row runsteps "a local run step of true at 100, 1,000, 10,000 steps, beside a Go exec loop" \
+	"go test ./runner -run '^\$' -bench LocalRunSteps -benchtime 1x" lines '^Benchmark'
+row openai-mem "OpenAI load memory at concurrency 1024 (peak live heap) as it runs longer" \
+	"go test ./loads -run '^\$' -bench OpenAIMemory -benchtime 1x" lines '^Benchmark'
+row openai-cpu "OpenAI load CPU: reading one 64-token stream" \
+	"go test ./loads -run '^\$' -bench ReadStream -benchtime 2000x -benchmem" lines '^Benchmark'
+row leftovers "a run step's look for what its command left, over SSH, beside a session round trip" \
+	"CI=true go test ./targets -run '^\$' -bench 'BenchmarkSSH/(MembersLeftNothing|RoundTripNoBashrc|WorkerRoundTrip)\$' -benchtime 30x" lines '^Benchmark'
 row llm-cpu "client CPU of an OpenAI streaming load beside AIPerf and GuideLLM" \
 	"bench/llm-peers.sh -r 0 -C $((n * 5))" lines 'per 1,?000|ratio'
 
