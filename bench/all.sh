@@ -78,13 +78,13 @@ row ssh-steps "20 SSH steps against a loopback sshd, beside a warm ssh script an
 row ssh-load "a load through an SSH target beside the same load run locally" \
 	"bench/ssh-load.sh -r $r -d $d -c 64" lines '^ratio'
 row detect "a wait noticing a log line, from the write to the step confirmed" \
-	"go test ./runner -run '^\$' -bench DetectionLatency -benchtime ${n}x" lines '^Benchmark'
+	"go test ./runner -run '^\$' -bench DetectionLatency -benchtime 20x" lines '^Benchmark'
 row validate "validating generated plans of 100, 1,000, 10,000 steps, CPU beside hcl's own parse" \
 	"go test ./plans -run '^\$' -bench 'Validate\$|HCLSyntaxOnly' -benchtime 3x -benchmem" ratio Validate HCLSyntaxOnly
 row pacing "open model: how late the pacer sends at 500/s, beside a Go timer" \
 	"go test ./loads -run '^\$' -bench PacingLateness -benchtime 1x" lines '^Benchmark'
 row loglines "a wait noticing a log line, beside tail -F | grep -m1 (local), and over SSH beside one round trip" \
-	"CI=true go test ./runner -run '^\$' -bench LogLineWait -benchtime ${n}x" lines '^Benchmark'
+	"CI=true go test ./runner -run '^\$' -bench LogLineWait -benchtime 20x" lines '^Benchmark'
 row runsteps "a local run step of true at 100, 1,000, 10,000 steps, beside a Go exec loop" \
 	"go test ./runner -run '^\$' -bench LocalRunSteps -benchtime 1x" lines '^Benchmark'
 row openai-mem "OpenAI load memory at concurrency 1024 (peak live heap) as it runs longer" \
