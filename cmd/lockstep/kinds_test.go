@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -118,15 +117,7 @@ func TestProbeAttributesRunAsExplained(t *testing.T) {
 	b.WriteString("step \"assert\" \"probes\" {\n")
 	for _, p := range ps {
 		fmt.Fprintf(&b, "  probe %q %q {\n", p.kind, p.name)
-		for _, name := range slices.Sorted(func(yield func(string) bool) {
-			for n := range p.attrs {
-				if !yield(n) {
-					return
-				}
-			}
-		}) {
-			fmt.Fprintf(&b, "    %s = %s\n", name, p.attrs[name])
-		}
+		writeAttrs(&b, "    ", p.attrs)
 		b.WriteString("  }\n")
 	}
 	b.WriteString("  postcondition {\n    condition = true\n  }\n}\n")
@@ -135,21 +126,7 @@ func TestProbeAttributesRunAsExplained(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	lockstep := func(args ...string) string {
-		t.Helper()
-		var out, errb strings.Builder
-		if code := run(args, &out, &errb); code != 0 {
-			t.Fatalf("lockstep %s: exit %d\n%s\n%s\nplan:\n%s", strings.Join(args, " "), code, out.String(), errb.String(), b.String())
-		}
-		return out.String()
-	}
-	lockstep("validate", plan)
-	explained := lockstep("explain", plan)
-	lockstep("run", plan)
-	var att records.Attempt
-	if err := json.Unmarshal([]byte(lockstep("attempts", "show", "last", "--format", "json", plan)), &att); err != nil {
-		t.Fatal(err)
-	}
+	explained, att := validateExplainRun(t, plan, b.String())
 	var ran map[string]map[string]string
 	for _, s := range att.Steps {
 		if s.Addr == "assert.probes" && s.Outcome != nil {

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -121,36 +119,14 @@ func TestLoadAttributesRunAsExplained(t *testing.T) {
 	var b strings.Builder
 	for _, l := range ls {
 		fmt.Fprintf(&b, "step \"benchmark\" %q {\n  load %q {\n", l.name, l.kind)
-		for _, name := range slices.Sorted(func(yield func(string) bool) {
-			for n := range l.attrs {
-				if !yield(n) {
-					return
-				}
-			}
-		}) {
-			fmt.Fprintf(&b, "    %s = %s\n", name, l.attrs[name])
-		}
+		writeAttrs(&b, "    ", l.attrs)
 		b.WriteString("  }\n}\n\n")
 	}
 	plan := filepath.Join(dir, "loads.hcl")
 	if err := os.WriteFile(plan, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	lockstep := func(args ...string) string {
-		t.Helper()
-		var out, errb strings.Builder
-		if code := run(args, &out, &errb); code != 0 {
-			t.Fatalf("lockstep %s: exit %d\n%s\n%s\nplan:\n%s", strings.Join(args, " "), code, out.String(), errb.String(), b.String())
-		}
-		return out.String()
-	}
-	lockstep("validate", plan)
-	explained := lockstep("explain", plan)
-	lockstep("run", plan)
-	var att records.Attempt
-	if err := json.Unmarshal([]byte(lockstep("attempts", "show", "last", "--format", "json", plan)), &att); err != nil {
-		t.Fatal(err)
-	}
+	explained, att := validateExplainRun(t, plan, b.String())
 	ran := map[string]map[string]string{}
 	for _, s := range att.Steps {
 		if s.Outcome != nil {
