@@ -1,9 +1,6 @@
 package plans
 
 import (
-	"github.com/hashicorp/hcl/v2"
-	"github.com/zclconf/go-cty/cty"
-
 	"lockstep/loads"
 	"lockstep/schema"
 )
@@ -42,21 +39,5 @@ func (l *Schema) LoadSummary(ld *Load, s *Scope) string {
 	if k == nil || k.Defaults == nil {
 		return ""
 	}
-	var ctx *hcl.EvalContext
-	if s != nil {
-		ctx = s.EvalContext(nil)
-	}
-	vals := map[string]cty.Value{}
-	for name, e := range ld.Attrs {
-		v, diags := e.Value(ctx)
-		if diags.HasErrors() || !v.IsWhollyKnown() || IsSensitive(v) {
-			return ""
-		}
-		vals[name] = v
-	}
-	cfg := k.Defaults()
-	if err := schema.DecodeChecked(vals, cfg); err != nil {
-		return ""
-	}
-	return cfg.Summary()
+	return summaryOf(ld.Attrs, s, k.Defaults(), nil)
 }

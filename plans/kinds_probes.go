@@ -46,20 +46,32 @@ func (l *Schema) ProbeSummary(p *Probe, s *Scope) string {
 	if k == nil || k.Defaults == nil {
 		return ""
 	}
+	return summaryOf(p.Attrs, s, k.Defaults(), func(vals map[string]cty.Value) map[string]cty.Value { return ProbeValues(p, vals) })
+}
+
+// summaryOf is what explain adds of a block beyond its attributes: cfg
+// (its kind's defaults) decoded from attrs with the run's decoder, as
+// cfg's Summary. attrs are evaluated in s (nil: constants only), and
+// values, when given, turns them into what the kind decodes. "" when a
+// value is sensitive or known only once the run observes it (the summary
+// would guess), or does not decode.
+func summaryOf(attrs map[string]hcl.Expression, s *Scope, cfg interface{ Summary() string }, values func(map[string]cty.Value) map[string]cty.Value) string {
 	var ctx *hcl.EvalContext
 	if s != nil {
 		ctx = s.EvalContext(nil)
 	}
 	vals := map[string]cty.Value{}
-	for name, e := range p.Attrs {
+	for name, e := range attrs {
 		v, diags := e.Value(ctx)
 		if diags.HasErrors() || !v.IsWhollyKnown() || IsSensitive(v) {
 			return ""
 		}
 		vals[name] = v
 	}
-	cfg := k.Defaults()
-	if err := schema.DecodeChecked(ProbeValues(p, vals), cfg); err != nil {
+	if values != nil {
+		vals = values(vals)
+	}
+	if err := schema.DecodeChecked(vals, cfg); err != nil {
 		return ""
 	}
 	return cfg.Summary()
