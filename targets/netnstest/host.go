@@ -3,10 +3,6 @@ package netnstest
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/crypto/ssh"
 	"lockstep/targets/sshtest"
 )
 
@@ -202,19 +197,4 @@ func banner(ctx context.Context, addr string) error {
 		return errors.New("not an OpenSSH server: " + strings.TrimSpace(line))
 	}
 	return nil
-}
-
-func writeECDSAKey(path string) (ssh.PublicKey, error) {
-	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	block, err := ssh.MarshalPrivateKey(priv, "lockstep-test")
-	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
-		return nil, err
-	}
-	return ssh.NewPublicKey(&priv.PublicKey)
 }

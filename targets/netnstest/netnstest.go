@@ -282,25 +282,10 @@ func (f *Fleet) writeFiles() error {
 			return err
 		}
 		otherKey := filepath.Join(h.Dir, "host_ecdsa")
-		if h.OtherHostKey, err = writeECDSAKey(otherKey); err != nil {
+		if h.OtherHostKey, err = sshtest.WriteECDSAKey(otherKey); err != nil {
 			return err
 		}
-		text := fmt.Sprintf(`ListenAddress %s:%d
-ListenAddress 127.0.0.1:%d
-HostKey %s
-HostKey %s
-AuthorizedKeysFile %s
-PermitRootLogin prohibit-password
-PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-StrictModes no
-UsePAM no
-PidFile none
-AllowTcpForwarding yes
-MaxSessions 20
-LogLevel VERBOSE
-`, h.Addr, SSHPort, SSHPort, hostKey, otherKey, authorized)
+		text := sshtest.Config([]string{fmt.Sprintf("%s:%d", h.Addr, SSHPort), fmt.Sprintf("127.0.0.1:%d", SSHPort)}, []string{hostKey, otherKey}, authorized)
 		if err := os.WriteFile(h.config, []byte(text), 0o600); err != nil {
 			return err
 		}

@@ -84,7 +84,7 @@ func StartSSHD(t testing.TB, extraConfig ...string) *Server {
 	}
 	s.HostKey = hostPub
 	otherKey := filepath.Join(dir, "host_ecdsa")
-	if s.OtherHostKey, err = writeECDSAKey(otherKey); err != nil {
+	if s.OtherHostKey, err = WriteECDSAKey(otherKey); err != nil {
 		t.Fatal(err)
 	}
 	s.UserKey = filepath.Join(dir, "user_ed25519")
@@ -122,12 +122,19 @@ func StartSSHD(t testing.TB, extraConfig ...string) *Server {
 	return s
 }
 
-func (s *Server) start(t testing.TB, hostKey, otherKey string, extra []string) error {
-	config := filepath.Join(s.Dir, "sshd_config")
-	text := fmt.Sprintf(`ListenAddress 127.0.0.1
-HostKey %s
-HostKey %s
-AuthorizedKeysFile %s
+// Config is the sshd_config of a test sshd: listening on each of listen
+// (an address, or address:port), with the host keys hostKeys, accepting
+// the keys in authorized by public key only; no PAM, so it runs without
+// a system service set up.
+func Config(listen, hostKeys []string, authorized string) string {
+	var b strings.Builder
+	for _, l := range listen {
+		b.WriteString("ListenAddress " + l + "\n")
+	}
+	for _, k := range hostKeys {
+		b.WriteString("HostKey " + k + "\n")
+	}
+	b.WriteString("AuthorizedKeysFile " + authorized + `
 PermitRootLogin prohibit-password
 PubkeyAuthentication yes
 PasswordAuthentication no
@@ -138,7 +145,13 @@ PidFile none
 AllowTcpForwarding yes
 MaxSessions 20
 LogLevel VERBOSE
-`, hostKey, otherKey, filepath.Join(s.Dir, "authorized_keys"))
+`)
+	return b.String()
+}
+
+func (s *Server) start(t testing.TB, hostKey, otherKey string, extra []string) error {
+	config := filepath.Join(s.Dir, "sshd_config")
+	text := Config([]string{"127.0.0.1"}, []string{hostKey, otherKey}, filepath.Join(s.Dir, "authorized_keys"))
 	for _, line := range extra {
 		text += line + "\n"
 	}
@@ -245,7 +258,9 @@ func WriteKey(path, passphrase string) (ssh.PublicKey, error) {
 	return sshPub, nil
 }
 
-func writeECDSAKey(path string) (ssh.PublicKey, error) {
+// WriteECDSAKey writes a new P-256 private key at path, for a host's
+// second host key, and returns its public half.
+func WriteECDSAKey(path string) (ssh.PublicKey, error) {
 	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
