@@ -1,5 +1,7 @@
 package workloads
 
+import "lockstep/limits"
+
 // The limits below bound what a workload may hold, so that no dataset
 // and no configuration makes a load exhaust memory before it sends its
 // first request: a dataset is read as a stream, record by record, and
@@ -16,13 +18,13 @@ const (
 	// million tokens is about 4 MiB of text.
 	MaxRecordBytes = 16 << 20
 	// MaxKeptBytes is the text kept from a dataset (prompts and the
-	// messages lines as given), as the plans' string limit is. A dataset
+	// messages lines as given): the plans' string limit. A dataset
 	// holding more is refused with a hint to sample fewer (prompts).
-	MaxKeptBytes = 64 << 20
+	MaxKeptBytes = limits.MaxStringBytes
 	// MaxPrompts is how many distinct conversations a workload holds
-	// (prompts, and the conversations kept from a dataset), as the
-	// plans' element limit is.
-	MaxPrompts = 100_000
+	// (prompts, and the conversations kept from a dataset): the plans'
+	// element limit.
+	MaxPrompts = limits.MaxElements
 	// MaxTurns is how many user turns one conversation sends.
 	MaxTurns = 1000
 	// MaxPromptTokens is the length of one generated prompt or shared
