@@ -30,6 +30,7 @@ type HTTP struct {
 	Requests    int               `hcl:"requests" doc:"how many requests to measure (open model: arrivals, sent or dropped)"`
 	Warmup      time.Duration     `hcl:"warmup" doc:"how long to send requests before measuring, not counted (a duration)"`
 	Timeout     time.Duration     `hcl:"timeout" doc:"how long one request may take, connect included"`
+	RequireOwn  bool              `hcl:"require_own" doc:"to a loopback address, once this attempt has launched or adopted a server: a load answered by a process that is not of this attempt fails before it is measured (false: it is reported)"`
 }
 
 // HTTPDefaults is the load "http" as a plan that sets nothing but url
@@ -41,8 +42,12 @@ type HTTP struct {
 // open model a cap too small for the rate shows in dropped, never as a
 // better latency.
 func HTTPDefaults() *HTTP {
-	return &HTTP{Concurrency: 1, Timeout: 30 * time.Second}
+	return &HTTP{Concurrency: 1, Timeout: 30 * time.Second, RequireOwn: true}
 }
+
+// Answered is where the load sends and whether it must be answered by
+// the attempt's own server (the runner checks who answered).
+func (h *HTTP) Answered() (url string, requireOwn bool) { return h.URL, h.RequireOwn }
 
 const (
 	defaultDuration = 10 * time.Second // when neither duration nor requests is set

@@ -82,13 +82,18 @@ type OpenAI struct {
 	Headers      map[string]string `hcl:"headers" doc:"request headers"`
 	KeepRequests bool              `hcl:"keep_requests" doc:"record each request (times, status, tokens) in the attempt"`
 	Timeout      time.Duration     `hcl:"timeout" doc:"how long one request may take"`
+	RequireOwn   bool              `hcl:"require_own" doc:"to a loopback address, once this attempt has launched or adopted a server: a load answered by a process that is not of this attempt fails before it is measured (false: it is reported)"`
 }
 
 // OpenAIDefaults is the load "openai" as a plan that sets nothing but url
 // runs it; Concurrency is 1 as for every load (see HTTPDefaults).
 func OpenAIDefaults() *OpenAI {
-	return &OpenAI{Stream: true, Concurrency: 1, MaxTokens: 128, Timeout: 10 * time.Minute}
+	return &OpenAI{Stream: true, Concurrency: 1, MaxTokens: 128, Timeout: 10 * time.Minute, RequireOwn: true}
 }
+
+// Answered is where the load sends and whether it must be answered by
+// the attempt's own server (the runner checks who answered).
+func (o *OpenAI) Answered() (url string, requireOwn bool) { return o.URL, o.RequireOwn }
 
 const (
 	defaultOpenAIRequests = 1000

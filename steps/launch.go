@@ -20,6 +20,7 @@ type LaunchConfig struct {
 	Log     string   `hcl:"log" doc:"path of the process's log; an old file there is moved aside first" default:"logs/NAME.log in the attempt's record (local), /tmp/lockstep/PLAN/NAME.log (ssh)"`
 	Grace   Duration `hcl:"grace" doc:"how long the process must stay alive to count as started"`
 	Pidfile string   `hcl:"pidfile" doc:"where a daemonizing command's daemon writes its pid: the launch follows the process it names, once that is one of the launch's own" default:"none: the daemon is the process the launch left running"`
+	Adopt   bool     `hcl:"adopt" doc:"in a full run, when a process an earlier attempt of this plan launched here and kept still runs (it holds a port the plan names), adopt it instead of starting a second one: its pid and start time checked, its config proof re-checked on its log from its start; otherwise the run says so and launches"`
 }
 
 func launchKind() Kind {
