@@ -151,3 +151,50 @@ func stepReads(s *Step) []string {
 	}
 	return out
 }
+
+// Explain says, in e, what a run of this part does with each step: a
+// fact first in each step's, and a line for the whole (e.Part).
+func (p Part) Explain(pl *Plan, e *Explanation) {
+	if p.Whole() {
+		return
+	}
+	var again, runs, left []string
+	for i, st := range pl.Steps {
+		if i >= len(e.Steps) {
+			break
+		}
+		var what string
+		switch p.Mode(st.Addr()) {
+		case Reconfirm:
+			again = append(again, st.Addr())
+			switch st.Kind {
+			case "launch":
+				what = "re-confirmed, not started: adopts the process an earlier attempt of this plan launched and left running (found by the record that kept it, its pidfile, or the listener of a port the plan names), if it is still that process (pid and start time) running the same command, and judges the postconditions on its log from its start; with none to adopt the step fails: it never launches"
+			case "run", "benchmark":
+				what = "re-confirmed, not run: its conditions are judged on what the newest attempt that confirmed it recorded (with the same attributes), and its probes now"
+			default:
+				what = "re-confirmed: it has no action; its probes and conditions are evaluated on what is there now"
+			}
+		case Leave:
+			left = append(left, st.Addr())
+			what = "left out: --only does not name it, and no step it names reads it"
+		default:
+			runs = append(runs, st.Addr())
+			what = "runs"
+		}
+		e.Steps[i].Facts = append([]Fact{{Label: "In this run", Value: what}}, e.Steps[i].Facts...)
+	}
+	flag := "--from " + p.From
+	if p.From == "" {
+		flag = "--only " + strings.Join(p.Only, ",")
+	}
+	line := "with " + flag + ": "
+	if len(again) > 0 {
+		line += "re-confirms " + strings.Join(again, ", ") + " (no action, on what is there now); "
+	}
+	line += "runs " + strings.Join(runs, ", ")
+	if len(left) > 0 {
+		line += "; leaves out " + strings.Join(left, ", ")
+	}
+	e.Part = line
+}

@@ -61,6 +61,9 @@ func (s *stepRun) runLoad(ctx, outer context.Context) (events.Outcome, bool) {
 		return s.errored(fmt.Errorf("load %q: %s", s.st.Load.Kind, s.inputs.text(joinLine(err)))), true
 	}
 	s.load = recordedConfig(l.Resolved(), shown, s.inputs)
+	if err := s.loadAnswered(ctx, l); err != nil {
+		return events.Outcome{Status: events.Failed, Reason: s.inputs.text(err.Error()), Evidence: s.evidence(nil)}, true
+	}
 	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: fmt.Sprintf("load %q against %s", s.st.Load.Kind, url)}})
 	// With repeat = N the load runs N times and each metric is the runs'
 	// summary, as a command benchmark's (keepRuns).

@@ -37,6 +37,7 @@ func launchKind() Kind {
 			{Name: "log", Type: cty.String, Doc: "the complete lines its process wrote to its own log since the launch"},
 			{Name: "log_path", Type: cty.String, Doc: "where the log is"},
 			{Name: "command", Type: cty.String, Doc: "the command as run"},
+			{Name: "adopted_from", Type: cty.Number, Doc: "the attempt whose process this launch adopted (a run --from a later step, or adopt = true); 0 when it started its own"},
 		},
 		Confirms: []string{"a new process is started by this step", "it is still alive after the grace period"},
 		Elsewhere: map[string]string{
