@@ -143,17 +143,28 @@ func (s *stepRun) findAdoptable(ctx context.Context, shown string) (*adoption, [
 		return nil, []string{fmt.Sprintf("no earlier attempt of %s launched %s on target %s", s.r.o.Plan.Name, s.ev.Addr, s.t.Name())}, nil
 	}
 	var seen []string
+	note := func(format string, args ...any) {
+		if msg := fmt.Sprintf(format, args...); !slices.Contains(seen, msg) {
+			seen = append(seen, msg)
+		}
+	}
 	other := func(l records.Launch) bool {
 		if l.Command != shown {
-			seen = append(seen, fmt.Sprintf("attempt %d's pid %d runs another command (%s), not %s", l.Attempt, l.Held.PID, l.Command, shown))
+			note("attempt %d's pid %d runs another command (%s), not %s", l.Attempt, l.Held.PID, l.Command, shown)
 			return true
 		}
 		return false
 	}
+	same := map[[2]uint64]bool{} // pid and start time: one process, whichever attempts adopted it
 	for _, l := range mine {
+		id := [2]uint64{uint64(l.Held.PID), l.Held.StartTime}
+		if same[id] {
+			continue
+		}
+		same[id] = true
 		if l.Stopped {
 			if len(seen) == 0 {
-				seen = append(seen, fmt.Sprintf("attempt %d stopped its pid %d at its end", l.Attempt, l.Held.PID))
+				note("attempt %d stopped its pid %d at its end", l.Attempt, l.Held.PID)
 			}
 			continue
 		}
@@ -162,7 +173,7 @@ func (s *stepRun) findAdoptable(ctx context.Context, shown string) (*adoption, [
 			return nil, nil, fmt.Errorf("looking at attempt %d's pid %d: %w", l.Attempt, l.Held.PID, err)
 		}
 		if !st.Alive {
-			seen = append(seen, fmt.Sprintf("attempt %d's pid %d %s", l.Attempt, l.Held.PID, (&diedError{state: st}).how()))
+			note("attempt %d's pid %d %s", l.Attempt, l.Held.PID, (&diedError{state: st}).how())
 			continue
 		}
 		if other(l) {
@@ -173,6 +184,20 @@ func (s *stepRun) findAdoptable(ctx context.Context, shown string) (*adoption, [
 	// The record's process is gone, or the record never said who the
 	// daemon is: a process carrying the mark of one of the step's
 	// launches, started after it, is of that launch.
+	// known says the process carries the mark of one of the step's
+	// launches, whether or not its command is the plan's.
+	known := func(an targets.Answerer) bool {
+		for _, l := range mine {
+			first := l.Held
+			if l.Held.Launched != nil {
+				first = *l.Held.Launched
+			}
+			if an.Mark != "" && an.Mark == first.Mark && an.StartTime >= first.StartTime {
+				return true
+			}
+		}
+		return false
+	}
 	byMark := func(an targets.Answerer, found string) *adoption {
 		for _, l := range mine {
 			first := l.Held
@@ -193,21 +218,23 @@ func (s *stepRun) findAdoptable(ctx context.Context, shown string) (*adoption, [
 		pid, perr := strconv.Atoi(strings.TrimSpace(string(b)))
 		switch {
 		case err != nil:
-			seen = append(seen, fmt.Sprintf("pidfile %s: %v", pidfile, err))
+			note("pidfile %s: %v", pidfile, err)
 		case perr != nil || pid <= 0:
-			seen = append(seen, fmt.Sprintf("pidfile %s holds no pid", pidfile))
+			note("pidfile %s holds no pid", pidfile)
 		default:
 			an, ok, err := targets.ProcessOf(ctx, unwrap(s.t), pid)
 			switch {
 			case err != nil:
 				return nil, nil, err
 			case !ok:
-				seen = append(seen, fmt.Sprintf("pidfile %s names pid %d, which is not running", pidfile, pid))
+				note("pidfile %s names pid %d, which is not running", pidfile, pid)
 			default:
 				if a := byMark(an, "pidfile "+pidfile); a != nil {
 					return a, seen, nil
 				}
-				seen = append(seen, fmt.Sprintf("pidfile %s names pid %d (%s), which no attempt of this plan launched", pidfile, pid, an.Command))
+				if !known(an) {
+					note("pidfile %s names pid %d (%s), which no attempt of this plan launched as %s", pidfile, pid, an.Command, s.ev.Addr)
+				}
 			}
 		}
 	}
@@ -221,8 +248,8 @@ func (s *stepRun) findAdoptable(ctx context.Context, shown string) (*adoption, [
 				return a, seen, nil
 			}
 		}
-		if len(ans) > 0 {
-			seen = append(seen, fmt.Sprintf("%s is held by pid %d (%s), which no attempt of this plan launched", addr, ans[0].PID, ans[0].Command))
+		if len(ans) > 0 && !known(ans[0]) {
+			note("%s is held by pid %d (%s), which no attempt of this plan launched as %s", addr, ans[0].PID, ans[0].Command, s.ev.Addr)
 		}
 	}
 	return nil, seen, nil
