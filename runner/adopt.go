@@ -71,7 +71,7 @@ type adoption struct {
 }
 
 func (a *adoption) event(pid int) *events.Adoption {
-	return &events.Adoption{Attempt: a.from.Attempt, PID: pid, Found: a.found}
+	return &events.Adoption{Attempt: a.from.Origin(), PID: pid, Found: a.found}
 }
 
 // mode is what this run does with the step (plans.Part).
@@ -133,9 +133,14 @@ func (s *stepRun) findAdoptable(ctx context.Context, shown string) (*adoption, [
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the earlier attempts: %w", err)
 	}
+	// The step's launches, newest first, each process once (pid and start
+	// time), however many attempts adopted it.
 	var mine []records.Launch
+	same := map[[2]uint64]bool{}
 	for _, l := range all {
-		if l.Step == s.ev.Addr && l.Held.Target == s.t.Name() {
+		id := [2]uint64{uint64(l.Held.PID), l.Held.StartTime}
+		if l.Step == s.ev.Addr && l.Held.Target == s.t.Name() && !same[id] {
+			same[id] = true
 			mine = append(mine, l)
 		}
 	}
@@ -155,13 +160,7 @@ func (s *stepRun) findAdoptable(ctx context.Context, shown string) (*adoption, [
 		}
 		return false
 	}
-	same := map[[2]uint64]bool{} // pid and start time: one process, whichever attempts adopted it
 	for _, l := range mine {
-		id := [2]uint64{uint64(l.Held.PID), l.Held.StartTime}
-		if same[id] {
-			continue
-		}
-		same[id] = true
 		if l.Stopped {
 			if len(seen) == 0 {
 				note("attempt %d stopped its pid %d at its end", l.Attempt, l.Held.PID)
@@ -316,7 +315,7 @@ func (s *stepRun) adoptedConditions(conds []events.Condition) []events.Condition
 	if s.adoption == nil || len(conds) == 0 {
 		return conds
 	}
-	conds[0].Source = fmt.Sprintf("the process attempt %d launched (found by %s) is still that process: pid %d, same start time, same command", s.adoption.from.Attempt, s.adoption.found, s.own.current().PID)
+	conds[0].Source = fmt.Sprintf("the process attempt %d launched (found by %s) is still that process: pid %d, same start time, same command", s.adoption.from.Origin(), s.adoption.found, s.own.current().PID)
 	return conds
 }
 

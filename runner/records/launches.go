@@ -144,7 +144,8 @@ func attemptLaunches(dir string, n int) []Launch {
 }
 
 // Resumed says how the attempt ran part of its plan and what it adopted:
-// "--from benchmark.load, launch.server adopted from attempt 3 (pid 812)";
+// "--from benchmark.load; adopted pid 812 from 3" (short: a table's
+// cell);
 // "" for a full run that adopted nothing.
 func (a *Attempt) Resumed() string {
 	var parts []string
@@ -157,9 +158,18 @@ func (a *Attempt) Resumed() string {
 	for _, s := range a.Steps {
 		for _, act := range s.Actions {
 			if act.Adopted != nil {
-				parts = append(parts, fmt.Sprintf("%s adopted from attempt %d (pid %d)", s.Addr, act.Adopted.Attempt, act.Adopted.PID))
+				parts = append(parts, fmt.Sprintf("adopted pid %d from %d", act.Adopted.PID, act.Adopted.Attempt))
 			}
 		}
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, "; ")
+}
+
+// Origin is the attempt that started the process: this one, or the one
+// it was adopted from, however many adoptions back.
+func (l Launch) Origin() int {
+	if l.Adopted != nil && l.Adopted.Attempt > 0 {
+		return l.Adopted.Attempt
+	}
+	return l.Attempt
 }
