@@ -71,7 +71,7 @@ type adoption struct {
 }
 
 func (a *adoption) event(pid int) *events.Adoption {
-	return &events.Adoption{Attempt: a.from.Origin(), PID: pid, Found: a.found}
+	return &events.Adoption{Attempt: a.from.Origin(), PID: pid, Found: a.found, Since: a.since}
 }
 
 // mode is what this run does with the step (plans.Part).

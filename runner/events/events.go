@@ -137,6 +137,8 @@ type Adoption struct {
 	Attempt int    `json:"attempt"`
 	PID     int    `json:"pid"`
 	Found   string `json:"found"` // "the record of attempt 3", "pidfile /run/x.pid", "the listener of 127.0.0.1:8080"
+	// Since is when attempt Attempt launched it.
+	Since time.Time `json:"since,omitzero"`
 }
 
 // Served is who answered an http probe or a load to a loopback address

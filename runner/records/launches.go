@@ -123,6 +123,9 @@ func attemptLaunches(dir string, n int) []Launch {
 				return
 			}
 			l := Launch{Attempt: n, Step: e.Step.Addr, Held: *a.Process, Command: a.Command, Since: e.Time, Adopted: a.Adopted}
+			if a.Adopted != nil && !a.Adopted.Since.IsZero() {
+				l.Since = a.Adopted.Since
+			}
 			byStep[e.Step.Addr] = len(out)
 			out = append(out, l)
 		case e.Type == events.ProcessStopped && e.Cleanup != nil:
