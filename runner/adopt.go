@@ -383,7 +383,7 @@ func (s *stepRun) keptHolds(ctx context.Context, shown string) (out events.Outco
 					how = "kept running"
 				}
 				s.r.emit(events.Event{Type: events.Warning, Step: &s.ev, Message: fmt.Sprintf(
-					"pid %d (%s), %s by attempt %d, still holds %s: this launch starts a second server beside it; %s", an.PID, an.Command, how, l.Attempt, addr, why)})
+					"pid %d (%s), %s by attempt %d, still holds %s: this launch starts a second server beside it; %s", an.PID, an.Command, how, l.Origin(), addr, why)})
 				return events.Outcome{}, false, false
 			}
 		}
