@@ -21,10 +21,10 @@ func TestReaching(t *testing.T) {
 		to   string
 		want []uint64
 	}{
-		{"127.0.0.1:80", []uint64{2}},  // the exact address before the wildcard
-		{"127.0.0.2:80", []uint64{1}},  // 0.0.0.0 takes the rest of IPv4
-		{"[::1]:80", []uint64{3}},      // [::] takes IPv6
-		{"127.0.0.1:82", nil},          // nothing on the port
+		{"127.0.0.1:80", []uint64{2}}, // the exact address before the wildcard
+		{"127.0.0.2:80", []uint64{1}}, // 0.0.0.0 takes the rest of IPv4
+		{"[::1]:80", []uint64{3}},     // [::] takes IPv6
+		{"127.0.0.1:82", nil},         // nothing on the port
 		{"[::ffff:127.0.0.1]:81", []uint64{4}},
 	} {
 		var got []uint64
