@@ -88,7 +88,7 @@ func (e *foreignError) Permanent() bool { return true }
 // (the answer came from elsewhere, or the server is gone).
 func (s *stepRun) whoAnswered(ctx context.Context, addrs []netip.AddrPort) (events.Served, bool) {
 	for _, addr := range addrs {
-		ans, err := targets.ListenerOf(ctx, unwrap(s.t), addr)
+		ans, err := targets.ListenerOf(ctx, unwrap(s.t), addr, s.r.launchPIDs()...)
 		if err != nil {
 			return events.Served{Address: addr.String(), Error: s.r.guard.text(err.Error())}, true
 		}
@@ -110,6 +110,16 @@ func (s *stepRun) whoAnswered(ctx context.Context, addrs []netip.AddrPort) (even
 		return sv, true
 	}
 	return events.Served{}, false
+}
+
+// launchPIDs are the processes the attempt's launches are known by: the
+// first looked at for who answers.
+func (r *run) launchPIDs() []int {
+	var out []int
+	for _, l := range r.launches() {
+		out = append(out, l.current().PID, l.proc.PID)
+	}
+	return out
 }
 
 // ownerOf is the step of this attempt the process belongs to: a launch

@@ -75,6 +75,14 @@ func listenerCases(t *testing.T, tg Target) {
 	if len(ans) != 1 || ans[0].PID != os.Getpid() || ans[0].StartTime != st.StartTime || ans[0].PGID != st.PGID || ans[0].Address != addr.String() || ans[0].Command == "" {
 		t.Errorf("ListenerOf(%s) = %+v, want this process (%d, start %d)", addr, ans, os.Getpid(), st.StartTime)
 	}
+	// Looked for among likely pids first: the holder among them, or, when
+	// none holds it, the full walk finds it all the same.
+	for _, likely := range [][]int{{os.Getpid()}, {1, os.Getppid()}} {
+		got, err := ListenerOf(ctx, tg, addr, likely...)
+		if err != nil || len(got) != 1 || got[0].PID != os.Getpid() || got[0].StartTime != st.StartTime {
+			t.Errorf("ListenerOf(%s, likely %v) = %+v, %v; want this process", addr, likely, got, err)
+		}
+	}
 	// Nothing on another port: no answerer, no error.
 	free, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
