@@ -114,6 +114,28 @@ func (e *stepEnv) SinceFiles() []steps.File {
 	return files
 }
 
+// sinceProbe is a log probe with path that reads since a launch.
+type sinceProbe struct {
+	step  *plans.Step
+	probe *plans.Probe
+}
+
+// sinceProbes are the plan's log probes with path and since, by the
+// launch they read since: found once per run, not once per launch.
+func (r *run) sinceProbes() map[string][]sinceProbe {
+	if r.since == nil {
+		r.since = map[string][]sinceProbe{}
+		for _, st := range r.o.Plan.Steps {
+			for _, pb := range st.Probes {
+				if _, ok := pb.Attrs["path"]; ok && pb.Kind == "log" && pb.Since != "" {
+					r.since[pb.Since] = append(r.since[pb.Since], sinceProbe{st, pb})
+				}
+			}
+		}
+	}
+	return r.since
+}
+
 func (e *stepEnv) Watch(l steps.Launched) {
 	s := e.s
 	s.own = &launched{addr: s.ev.Addr, step: s.ev, target: s.t, proc: l.Process, keep: s.st.Keep || s.r.o.Keep, pidfile: l.Pidfile, shownLog: l.ShownLog, marks: l.Marks}

@@ -606,25 +606,3 @@ func outputTail(b []byte) []string {
 	}
 	return lines
 }
-
-// sinceProbe is a log probe with path that reads since a launch.
-type sinceProbe struct {
-	step  *plans.Step
-	probe *plans.Probe
-}
-
-// sinceProbes are the plan's log probes with path and since, by the
-// launch they read since: found once per run, not once per launch.
-func (r *run) sinceProbes() map[string][]sinceProbe {
-	if r.since == nil {
-		r.since = map[string][]sinceProbe{}
-		for _, st := range r.o.Plan.Steps {
-			for _, pb := range st.Probes {
-				if _, ok := pb.Attrs["path"]; ok && pb.Kind == "log" && pb.Since != "" {
-					r.since[pb.Since] = append(r.since[pb.Since], sinceProbe{st, pb})
-				}
-			}
-		}
-	}
-	return r.since
-}

@@ -99,9 +99,10 @@ func (c *LaunchConfig) Act(ctx context.Context, env Env) error {
 		logPath = filepath.Join(env.LogDir(), env.Name()+".log")
 		shownLog = logPath
 	}
-	marks := marks(ctx, env)
+	marks := sinceMarks(ctx, env)
 	t := env.Target()
-	// Where the process comes into being.
+	// The one place the process comes into being; from here on the
+	// action watches it, follows its log and tells of it.
 	moved, proc, err := startFresh(ctx, t, c.cmd(c.Command), logPath)
 	if err != nil {
 		return fmt.Errorf("starting %q: %w", shown, err)
@@ -130,12 +131,12 @@ func (c *LaunchConfig) Act(ctx context.Context, env Env) error {
 	return nil
 }
 
-// marks notes, before this launch starts, the files that later log
+// sinceMarks notes, before this launch starts, the files that later log
 // probes read with since = this launch: their size and identity now, so
 // those probes read what the files gained from here on (rotations
 // included). A file that cannot be looked at now is left out: the probe
 // then says so.
-func marks(ctx context.Context, env Env) map[string]targets.FileInfo {
+func sinceMarks(ctx context.Context, env Env) map[string]targets.FileInfo {
 	marks := map[string]targets.FileInfo{}
 	for _, f := range env.SinceFiles() {
 		if fi, err := f.Target.Stat(ctx, f.Path); err == nil {
