@@ -103,7 +103,7 @@ func (s *stepRun) failedAdoption(reason string) (events.Outcome, bool) {
 // adoptEarlier adopts the process an earlier attempt launched for this
 // step, or fails saying what it found.
 func (s *stepRun) adoptEarlier(ctx, outer context.Context) (events.Outcome, bool) {
-	_, shown, err := s.command()
+	shown, err := (&stepEnv{s}).Shown("command")
 	if err != nil {
 		return s.errored(err), true
 	}
@@ -337,12 +337,11 @@ func (s *stepRun) once() bool {
 // keptHolds is, in a run that launches, the look before the launch for
 // a server an earlier attempt kept that still holds a port the plan
 // names on the launch's target: the run says so before starting a
-// second one, or, with adopt = true, adopts it. adopted is true when the
-// step ended or adopted.
-func (s *stepRun) keptHolds(ctx context.Context, shown string) (out events.Outcome, done, adopted bool) {
+// second one, or, with adopt = true, adopts it (adopted).
+func (s *stepRun) keptHolds(ctx context.Context, shown string) (adopted bool, err error) {
 	addrs := s.r.namedAddrs(s.st.Target)
 	if len(addrs) == 0 || s.r.o.History == "" {
-		return events.Outcome{}, false, false
+		return false, nil
 	}
 	cfg := s.cfg.(*steps.LaunchConfig)
 	for _, addr := range addrs {
@@ -368,8 +367,8 @@ func (s *stepRun) keptHolds(ctx context.Context, shown string) (out events.Outco
 						l.Held = events.Held{Target: l.Held.Target, PID: an.PID, PGID: an.PGID, Session: an.Session, StartTime: an.StartTime,
 							Command: an.Command, Log: first.Log, LogID: first.LogID, Mark: first.Mark, Daemon: true, Launched: &first}
 					}
-					out, done = s.adopted(&adoption{from: l, found: "the listener of " + addr.String(), since: l.Since}, shown)
-					return out, done, true
+					s.adopted(&adoption{from: l, found: "the listener of " + addr.String(), since: l.Since}, shown)
+					return true, nil
 				}
 				why := "adopt = true on " + s.ev.Addr + " adopts it instead"
 				switch {
@@ -384,11 +383,11 @@ func (s *stepRun) keptHolds(ctx context.Context, shown string) (out events.Outco
 				}
 				s.r.emit(events.Event{Type: events.Warning, Step: &s.ev, Message: fmt.Sprintf(
 					"pid %d (%s), %s by attempt %d, still holds %s: this launch starts a second server beside it; %s", an.PID, an.Command, how, l.Origin(), addr, why)})
-				return events.Outcome{}, false, false
+				return false, nil
 			}
 		}
 	}
-	return events.Outcome{}, false, false
+	return false, nil
 }
 
 // fromRecord re-confirms a run or a benchmark without acting: its self

@@ -186,6 +186,23 @@ func (s *stepRun) answered(ctx context.Context, np namedProbe) {
 	}
 }
 
+// answeredBefore tells, before a benchmark's load sends, who answers it
+// (loadAnswered); done when that fails the step. A load that does not
+// decode is left to the action to tell.
+func (s *stepRun) answeredBefore(ctx context.Context) (events.Outcome, bool) {
+	if s.st.Load == nil {
+		return events.Outcome{}, false
+	}
+	l, err := (&stepEnv{s}).Load()
+	if err != nil || l == nil {
+		return events.Outcome{}, false
+	}
+	if err := s.loadAnswered(ctx, l.Config); err != nil {
+		return events.Outcome{Status: events.Failed, Reason: s.inputs.text(err.Error()), Evidence: s.evidence(nil)}, true
+	}
+	return events.Outcome{}, false
+}
+
 // loadAnswered tells who answers a load's URL before the load is
 // measured: under require_own, a load that would measure another
 // process than the attempt's fails before it sends a request.
