@@ -171,18 +171,9 @@ func (l *Local) listenerOf(ctx context.Context, addr netip.AddrPort, likely []in
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		fdDir := filepath.Join(localProcRoot, strconv.Itoa(pid), "fd")
-		fds, err := os.ReadDir(fdDir)
-		if err != nil {
-			return nil // gone, or another user's
-		}
 		held := false
-		for _, fd := range fds {
-			link, err := os.Readlink(filepath.Join(fdDir, fd.Name()))
-			if err != nil {
-				continue
-			}
-			if ino, ok := parseSocketLink(link); ok && want[ino] && !slices.Contains(holders[ino], pid) {
+		for _, ino := range localSockets(pid) {
+			if want[ino] && !slices.Contains(holders[ino], pid) {
 				holders[ino] = append(holders[ino], pid)
 				held = true
 			}
@@ -208,6 +199,27 @@ func (l *Local) listenerOf(ctx context.Context, addr netip.AddrPort, likely []in
 		return nil, fmt.Errorf("who listens on %s: %w", addr, err)
 	}
 	return answerers(socks, holders, info), nil
+}
+
+// localSockets are the inodes of the sockets process pid holds open;
+// none for a process gone, or another user's.
+func localSockets(pid int) []uint64 {
+	fdDir := filepath.Join(localProcRoot, strconv.Itoa(pid), "fd")
+	fds, err := os.ReadDir(fdDir)
+	if err != nil {
+		return nil
+	}
+	var out []uint64
+	for _, fd := range fds {
+		link, err := os.Readlink(filepath.Join(fdDir, fd.Name()))
+		if err != nil {
+			continue
+		}
+		if ino, ok := parseSocketLink(link); ok {
+			out = append(out, ino)
+		}
+	}
+	return out
 }
 
 func (l *Local) processOf(ctx context.Context, pid int) (Answerer, bool, error) {
@@ -241,12 +253,12 @@ done
 exit 0
 `
 
-// answerScript prints the listening sockets on $port, then their holders
-// as "/proc/PID/fd socket:[INODE]" (one find over every /proc/PID/fd, as
-// listenScript), then each holder as procInfoScript does: one round trip.
-// The processes in $likely are looked at first; only when none of them
-// holds one of the sockets are all of them.
-const answerScript = `hex=$(printf ':%04X' "$port")
+// portSocketsScript prints the TCP sockets listening on $port (from
+// /proc/net/tcp and tcp6), then "==lockstep-fds", and leaves in "$@" the
+// find(1) tests matching a descriptor of any of them (-lname patterns
+// with the brackets escaped, which fnmatch would read as a set); it
+// exits when there is none. listenScript and answerScript go on from it.
+const portSocketsScript = `hex=$(printf ':%04X' "$port")
 socks=$(awk -v h="$hex" '$4 == "0A" && substr($2, length($2) - 4) == h' /proc/net/tcp /proc/net/tcp6 2>/dev/null)
 [ -n "$socks" ] || exit 0
 printf '%s\n' "$socks"
@@ -258,7 +270,14 @@ while read -r _ _ _ _ _ _ _ _ _ ino _; do
 done <<EOF
 $socks
 EOF
-fds=
+`
+
+// answerScript prints the listening sockets on $port, then their holders
+// as "/proc/PID/fd socket:[INODE]" (one find over every /proc/PID/fd, as
+// listenScript), then each holder as procInfoScript does: one round trip.
+// The processes in $likely are looked at first; only when none of them
+// holds one of the sockets are all of them.
+const answerScript = portSocketsScript + `fds=
 for x in $likely; do
 	f=$(find /proc/$x/fd -maxdepth 1 \( "$@" \) -printf '%h %l\n' 2>/dev/null)
 	[ -n "$f" ] && fds="$fds$f

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -73,14 +72,7 @@ func parseExplainFlags(args []string) (explainFlags, error) {
 	fs.StringVar(&format, "format", "text", "")
 	fs.BoolVar(&f.Diff, "diff", false, "")
 	fs.StringVar(&f.From, "from", "", "")
-	fs.Func("only", "", func(s string) error {
-		for _, name := range strings.Split(s, ",") {
-			if name = strings.TrimSpace(name); name != "" {
-				f.Only = append(f.Only, name)
-			}
-		}
-		return nil
-	})
+	fs.Var((*stepsFlag)(&f.Only), "only", "")
 	varFlags(fs, &f.Inputs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {

@@ -108,14 +108,7 @@ func parseRunFlags(args []string) (runFlags, error) {
 	})
 	fs.BoolVar(&f.failFast, "fail-fast", false, "")
 	fs.StringVar(&f.from, "from", "", "")
-	fs.Func("only", "", func(s string) error {
-		for _, name := range strings.Split(s, ",") {
-			if name = strings.TrimSpace(name); name != "" {
-				f.only = append(f.only, name)
-			}
-		}
-		return nil
-	})
+	fs.Var((*stepsFlag)(&f.only), "only", "")
 	fs.BoolVar(&f.stop, "stop", false, "")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
