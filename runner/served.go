@@ -4,7 +4,8 @@ package runner
 // target is told which process holds the listening socket it reached
 // (targets.ListenerOf), and whether that process is of this attempt: one
 // of its launches (started or adopted), or what a run step's command left
-// running. Once the attempt has launched or adopted a server, an answer
+// running. Once the attempt has launched or adopted a server on that
+// target, an answer
 // from any other process is what --keep and a rerun used to hide (the
 // old server benchmarked, confirmed): the evidence and the run's summary
 // say so, and require_own (true unless the plan says otherwise) fails
@@ -88,7 +89,7 @@ func (e *foreignError) Permanent() bool { return true }
 // (the answer came from elsewhere, or the server is gone).
 func (s *stepRun) whoAnswered(ctx context.Context, addrs []netip.AddrPort) (events.Served, bool) {
 	for _, addr := range addrs {
-		ans, err := targets.ListenerOf(ctx, unwrap(s.t), addr, s.r.launchPIDs()...)
+		ans, err := targets.ListenerOf(ctx, unwrap(s.t), addr, s.r.launchPIDs(s.t.Name())...)
 		if err != nil {
 			return events.Served{Address: addr.String(), Error: s.r.guard.text(err.Error())}, true
 		}
@@ -100,36 +101,42 @@ func (s *stepRun) whoAnswered(ctx context.Context, addrs []netip.AddrPort) (even
 		// the parent that made the socket).
 		pick, step := ans[0], ""
 		for _, an := range ans {
-			if st := s.r.ownerOf(an); st != "" {
+			if st := s.r.ownerOf(an, s.t.Name()); st != "" {
 				pick, step = an, st
 				break
 			}
 		}
 		sv := events.Served{Address: pick.Address, PID: pick.PID, PGID: pick.PGID, Command: cut(s.r.guard.text(pick.Command), 200), Step: step}
-		sv.Foreign = step == "" && len(s.r.launches()) > 0
+		sv.Foreign = step == "" && len(s.r.launchPIDs(s.t.Name())) > 0
 		return sv, true
 	}
 	return events.Served{}, false
 }
 
-// launchPIDs are the processes the attempt's launches are known by: the
-// first looked at for who answers.
-func (r *run) launchPIDs() []int {
+// launchPIDs are the processes the attempt's launches on target are
+// known by: the first looked at for who answers there.
+func (r *run) launchPIDs(target string) []int {
 	var out []int
 	for _, l := range r.launches() {
-		out = append(out, l.current().PID, l.proc.PID)
+		if l.target.Name() == target {
+			out = append(out, l.current().PID, l.proc.PID)
+		}
 	}
 	return out
 }
 
-// ownerOf is the step of this attempt the process belongs to: a launch
-// (by its mark, its pid or its group) or a run that left it running
-// (its mark); "" for none.
-func (r *run) ownerOf(an targets.Answerer) string {
+// ownerOf is the step of this attempt the process on target belongs to:
+// a launch (by its mark, its pid or its group) or a run that left it
+// running (its mark); "" for none. Pids of another target are another
+// machine's.
+func (r *run) ownerOf(an targets.Answerer, target string) string {
 	if an.PID == 0 {
 		return "" // a process this user cannot see is none of the attempt's
 	}
 	for _, l := range r.launches() {
+		if l.target.Name() != target {
+			continue
+		}
 		cur := l.current()
 		switch {
 		case an.Mark != "" && an.Mark == l.proc.Mark,
@@ -139,7 +146,7 @@ func (r *run) ownerOf(an targets.Answerer) string {
 		}
 	}
 	for _, lo := range r.leftovers() {
-		if an.Mark != "" && an.Mark == lo.owner.Mark {
+		if lo.target.Name() == target && an.Mark != "" && an.Mark == lo.owner.Mark {
 			return lo.addr
 		}
 	}
