@@ -5,11 +5,10 @@ package runner
 // (targets.ListenerOf), and whether that process is of this attempt: one
 // of its launches (started or adopted), or what a run step's command left
 // running. Once the attempt has launched or adopted a server on that
-// target, an answer
-// from any other process is what --keep and a rerun used to hide (the
-// old server benchmarked, confirmed): the evidence and the run's summary
-// say so, and require_own (true unless the plan says otherwise) fails
-// the step.
+// target, an answer from any other process is what --keep and a rerun
+// used to hide (the old server benchmarked, confirmed): the evidence and
+// the run's summary say so, and require_own (true unless the plan says
+// otherwise) fails the step.
 
 import (
 	"context"
