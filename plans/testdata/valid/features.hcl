@@ -73,6 +73,7 @@ step "launch" "server" {
   log     = "/tmp/server.log"
   grace   = "1s"
   keep    = true
+  adopt   = true
   postcondition {
     condition = self.alive && self.pid > 0
   }
@@ -115,6 +116,7 @@ step "wait" "up" {
     timeout = "2s"
 
     follow_redirects = true
+    require_own      = false
   }
   probe "gpu" "g" {}
   postcondition {
@@ -158,6 +160,7 @@ step "benchmark" "http" {
     requests    = 100
     warmup      = "1s"
     timeout     = "2s"
+    require_own = false
   }
   repeat = 3
   postcondition {
@@ -188,6 +191,7 @@ step "benchmark" "openai" {
     headers        = { Authorization = "Bearer ${var.secret}" }
     keep_requests  = true
     timeout        = "2m"
+    require_own    = false
   }
 }
 
