@@ -207,7 +207,7 @@ func (s *stepRun) findAdoptable(ctx context.Context, shown string) (*adoption, [
 				continue
 			}
 			l.Held = events.Held{Target: l.Held.Target, PID: an.PID, PGID: an.PGID, Session: an.Session, StartTime: an.StartTime,
-				Command: an.Command, Log: first.Log, LogID: first.LogID, Mark: first.Mark, Daemon: true, Launched: &first}
+				Log: first.Log, LogID: first.LogID, Mark: first.Mark, Daemon: true, Launched: &first}
 			return &adoption{from: l, found: found, since: l.Since}
 		}
 		return nil
@@ -292,20 +292,24 @@ func (s *stepRun) adopted(a *adoption, shown string) (events.Outcome, bool) {
 // held is the launch's process as the record keeps it for a later
 // attempt.
 func (l *launched) held() *events.Held {
-	h := heldOf(l.target.Name(), l.current())
+	h := l.heldOf(l.current())
 	if cur := l.current(); cur.Daemon {
-		h.Launched = heldOf(l.target.Name(), l.proc)
+		h.Launched = l.heldOf(l.proc)
 	}
 	return h
 }
 
-func heldOf(target string, p targets.Process) *events.Held {
-	return &events.Held{Target: target, PID: p.PID, PGID: p.PGID, Session: p.Session, StartTime: p.StartTime, Command: p.Command, Log: p.Log, LogID: p.LogID, Mark: p.Mark, Daemon: p.Daemon}
+func (l *launched) heldOf(p targets.Process) *events.Held {
+	log := p.Log
+	if l.shownLog != "" {
+		log = l.shownLog
+	}
+	return &events.Held{Target: l.target.Name(), PID: p.PID, PGID: p.PGID, Session: p.Session, StartTime: p.StartTime, Log: log, LogID: p.LogID, Mark: p.Mark, Daemon: p.Daemon}
 }
 
 // process is the targets.Process a record's Held names.
 func process(h events.Held) targets.Process {
-	return targets.Process{PID: h.PID, PGID: h.PGID, Session: h.Session, StartTime: h.StartTime, Command: h.Command, Log: h.Log, LogID: h.LogID, Mark: h.Mark, Daemon: h.Daemon}
+	return targets.Process{PID: h.PID, PGID: h.PGID, Session: h.Session, StartTime: h.StartTime, Log: h.Log, LogID: h.LogID, Mark: h.Mark, Daemon: h.Daemon}
 }
 
 // adoptedConditions words a re-confirmed launch's own conditions: it
@@ -365,7 +369,7 @@ func (s *stepRun) keptHolds(ctx context.Context, shown string) (adopted bool, er
 				if cfg.Adopt && l.Step == s.ev.Addr && l.Command == shown {
 					if an.PID != l.Held.PID {
 						l.Held = events.Held{Target: l.Held.Target, PID: an.PID, PGID: an.PGID, Session: an.Session, StartTime: an.StartTime,
-							Command: an.Command, Log: first.Log, LogID: first.LogID, Mark: first.Mark, Daemon: true, Launched: &first}
+							Log: first.Log, LogID: first.LogID, Mark: first.Mark, Daemon: true, Launched: &first}
 					}
 					s.adopted(&adoption{from: l, found: "the listener of " + addr.String(), since: l.Since}, shown)
 					return true, nil

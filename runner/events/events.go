@@ -121,11 +121,14 @@ type Held struct {
 	PGID      int    `json:"pgid"`
 	Session   int    `json:"sid,omitempty"`
 	StartTime uint64 `json:"start_time"`
-	Command   string `json:"command,omitempty"`
-	Log       string `json:"log,omitempty"`
-	LogID     string `json:"log_id,omitempty"`
-	Mark      string `json:"mark,omitempty"`
-	Daemon    bool   `json:"daemon,omitempty"`
+	// Log is where the log was, as shown (a path with a sensitive part
+	// shows as such: the log is found by its identity, LogID, among the
+	// descriptors of the processes). There is no command line: /proc's
+	// may hold a secret; the action's command is the one shown.
+	Log    string `json:"log,omitempty"`
+	LogID  string `json:"log_id,omitempty"`
+	Mark   string `json:"mark,omitempty"`
+	Daemon bool   `json:"daemon,omitempty"`
 	// Launched is the process Start started, when the launch follows a
 	// daemon (Daemon): the members and the log are found through it.
 	Launched *Held `json:"launched,omitempty"`
