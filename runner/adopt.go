@@ -167,7 +167,7 @@ func (s *stepRun) findAdoptable(ctx context.Context, shown string) (*adoption, [
 			}
 			continue
 		}
-		st, err := s.t.Inspect(ctx, process(l.Held))
+		st, err := s.t.Inspect(ctx, process(l.Held.HeldProcess))
 		if err != nil {
 			return nil, nil, fmt.Errorf("looking at attempt %d's pid %d: %w", l.Attempt, l.Held.PID, err)
 		}
@@ -187,10 +187,7 @@ func (s *stepRun) findAdoptable(ctx context.Context, shown string) (*adoption, [
 	// launches, whether or not its command is the plan's.
 	known := func(an targets.Answerer) bool {
 		for _, l := range mine {
-			first := l.Held
-			if l.Held.Launched != nil {
-				first = *l.Held.Launched
-			}
+			first := l.Held.First()
 			if an.Mark != "" && an.Mark == first.Mark && an.StartTime >= first.StartTime {
 				return true
 			}
@@ -199,15 +196,11 @@ func (s *stepRun) findAdoptable(ctx context.Context, shown string) (*adoption, [
 	}
 	byMark := func(an targets.Answerer, found string) *adoption {
 		for _, l := range mine {
-			first := l.Held
-			if l.Held.Launched != nil {
-				first = *l.Held.Launched
-			}
+			first := l.Held.First()
 			if an.Mark == "" || an.Mark != first.Mark || an.StartTime < first.StartTime || other(l) {
 				continue
 			}
-			l.Held = events.Held{Target: l.Held.Target, PID: an.PID, PGID: an.PGID, Session: an.Session, StartTime: an.StartTime,
-				Log: first.Log, LogID: first.LogID, Mark: first.Mark, Daemon: true, Launched: &first}
+			l.Held = daemonHeld(l.Held.Target, an, first)
 			return &adoption{from: l, found: found, since: l.Since}
 		}
 		return nil
@@ -259,14 +252,11 @@ func (s *stepRun) findAdoptable(ctx context.Context, shown string) (*adoption, [
 // unless --stop.
 func (s *stepRun) adopted(a *adoption, shown string) (events.Outcome, bool) {
 	held := a.from.Held
-	first := held
-	if held.Launched != nil {
-		first = *held.Launched
-	}
+	first := held.First()
 	cfg := s.cfg.(*steps.LaunchConfig)
 	l := &launched{addr: s.ev.Addr, step: s.ev, target: s.t, proc: process(first), keep: !s.r.o.Stop, pidfile: cfg.Pidfile, adopted: a}
 	if held.Daemon {
-		d := process(held)
+		d := process(held.HeldProcess)
 		l.daemon, l.told = &d, true
 	}
 	s.own = l
@@ -292,23 +282,33 @@ func (s *stepRun) adopted(a *adoption, shown string) (events.Outcome, bool) {
 // held is the launch's process as the record keeps it for a later
 // attempt.
 func (l *launched) held() *events.Held {
-	h := l.heldOf(l.current())
-	if cur := l.current(); cur.Daemon {
-		h.Launched = l.heldOf(l.proc)
+	cur := l.current()
+	h := &events.Held{Target: l.target.Name(), HeldProcess: l.heldOf(cur)}
+	if cur.Daemon {
+		first := l.heldOf(l.proc)
+		h.Launched = &first
 	}
 	return h
 }
 
-func (l *launched) heldOf(p targets.Process) *events.Held {
+func (l *launched) heldOf(p targets.Process) events.HeldProcess {
 	log := p.Log
 	if l.shownLog != "" {
 		log = l.shownLog
 	}
-	return &events.Held{Target: l.target.Name(), PID: p.PID, PGID: p.PGID, Session: p.Session, StartTime: p.StartTime, Log: log, LogID: p.LogID, Mark: p.Mark, Daemon: p.Daemon}
+	return events.HeldProcess{PID: p.PID, PGID: p.PGID, Session: p.Session, StartTime: p.StartTime, Log: log, LogID: p.LogID, Mark: p.Mark, Daemon: p.Daemon}
 }
 
-// process is the targets.Process a record's Held names.
-func process(h events.Held) targets.Process {
+// daemonHeld is a launch's process found again by its mark (an, a
+// pidfile's or a port's): followed as its daemon, the process the launch
+// started (first) kept to find its members and its log by.
+func daemonHeld(target string, an targets.Answerer, first events.HeldProcess) events.Held {
+	return events.Held{Target: target, Launched: &first, HeldProcess: events.HeldProcess{
+		PID: an.PID, PGID: an.PGID, Session: an.Session, StartTime: an.StartTime, Log: first.Log, LogID: first.LogID, Mark: first.Mark, Daemon: true}}
+}
+
+// process is the targets.Process a record's HeldProcess names.
+func process(h events.HeldProcess) targets.Process {
 	return targets.Process{PID: h.PID, PGID: h.PGID, Session: h.Session, StartTime: h.StartTime, Log: h.Log, LogID: h.LogID, Mark: h.Mark, Daemon: h.Daemon}
 }
 
@@ -359,17 +359,13 @@ func (s *stepRun) keptHolds(ctx context.Context, shown string) (adopted bool, er
 		}
 		for _, an := range ans {
 			for _, l := range all {
-				first := l.Held
-				if l.Held.Launched != nil {
-					first = *l.Held.Launched
-				}
+				first := l.Held.First()
 				if an.Mark == "" || an.Mark != first.Mark || an.StartTime < first.StartTime || l.Held.Target != s.t.Name() {
 					continue
 				}
 				if cfg.Adopt && l.Step == s.ev.Addr && l.Command == shown {
 					if an.PID != l.Held.PID {
-						l.Held = events.Held{Target: l.Held.Target, PID: an.PID, PGID: an.PGID, Session: an.Session, StartTime: an.StartTime,
-							Log: first.Log, LogID: first.LogID, Mark: first.Mark, Daemon: true, Launched: &first}
+						l.Held = daemonHeld(l.Held.Target, an, first)
 					}
 					s.adopted(&adoption{from: l, found: "the listener of " + addr.String(), since: l.Since}, shown)
 					return true, nil

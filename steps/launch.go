@@ -56,6 +56,7 @@ func launchKind() Kind {
 		Explain: Explain{Command: "Starts", Attrs: []ExplainAttr{
 			{Name: "log", Label: "Log", Absent: "a fresh file under .lockstep/"},
 			{Name: "pidfile", Label: "Follows the daemon named in"},
+			{Name: "adopt", Label: "Adopts a server an earlier attempt kept on the plan's port"},
 		}},
 	}
 }

@@ -32,6 +32,7 @@ func loadSamples(httpURL, openaiURL, prompts string) map[string]probeSample {
 		"http.requests":               {`3`, "3"},
 		"http.warmup":                 {`"50ms"`, "50ms"},
 		"http.timeout":                {`"5s"`, "5s"},
+		"http.require_own":            {`false`, "false"},
 		"openai.url":                  {strconv.Quote(openaiURL), openaiURL},
 		"openai.model":                {`"demo"`, "demo"},
 		"openai.stream":               {`false`, "false"},
@@ -56,6 +57,7 @@ func loadSamples(httpURL, openaiURL, prompts string) map[string]probeSample {
 		"openai.headers":              {`{ X-Load = "yes" }`, `{ "X-Load" = "yes" }`},
 		"openai.keep_requests":        {`true`, "true"},
 		"openai.timeout":              {`"5s"`, "5s"},
+		"openai.require_own":          {`false`, "false"},
 	}
 }
 

@@ -116,7 +116,15 @@ type Action struct {
 // to adopt: the pid and its start time name one process across pid
 // reuse; the mark is inherited by all it starts.
 type Held struct {
-	Target    string `json:"target"`
+	Target string `json:"target"`
+	HeldProcess
+	// Launched is the process Start started, when the launch follows a
+	// daemon (Daemon): the members and the log are found through it.
+	Launched *HeldProcess `json:"launched,omitempty"`
+}
+
+// HeldProcess is one process of a Held launch.
+type HeldProcess struct {
 	PID       int    `json:"pid"`
 	PGID      int    `json:"pgid"`
 	Session   int    `json:"sid,omitempty"`
@@ -129,9 +137,15 @@ type Held struct {
 	LogID  string `json:"log_id,omitempty"`
 	Mark   string `json:"mark,omitempty"`
 	Daemon bool   `json:"daemon,omitempty"`
-	// Launched is the process Start started, when the launch follows a
-	// daemon (Daemon): the members and the log are found through it.
-	Launched *Held `json:"launched,omitempty"`
+}
+
+// First is the process the launch started: Launched when it follows a
+// daemon, else the one held.
+func (h Held) First() HeldProcess {
+	if h.Launched != nil {
+		return *h.Launched
+	}
+	return h.HeldProcess
 }
 
 // Adoption says where an adopted process came from: the attempt that

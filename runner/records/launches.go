@@ -115,7 +115,7 @@ func attemptLaunches(dir string, n int) []Launch {
 			if i, ok := byStep[e.Step.Addr]; ok && a.Daemonized {
 				// The launch followed its daemon: the daemon is who to
 				// find again, the launched process how to reach its log.
-				launched := out[i].Held
+				launched := out[i].Held.HeldProcess
 				out[i].Held = *a.Process
 				if out[i].Held.Launched == nil {
 					out[i].Held.Launched = &launched

@@ -32,7 +32,7 @@ func record(t *testing.T, root string, evs ...events.Event) int {
 func TestLaunches(t *testing.T) {
 	root := t.TempDir()
 	launch := &events.Step{Addr: "launch.server", Kind: "launch", Name: "server"}
-	held := &events.Held{Target: "local", PID: 812, PGID: 812, StartTime: 4242, Mark: "00ab12cd34ef", Log: "/tmp/s.log", LogID: "1:2"}
+	held := &events.Held{Target: "local", HeldProcess: events.HeldProcess{PID: 812, PGID: 812, StartTime: 4242, Mark: "00ab12cd34ef", Log: "/tmp/s.log", LogID: "1:2"}}
 	since := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	// 1: launched and kept; 2: launched another, stopped at its end; 3:
 	// adopted attempt 1's, killed before its end (no cleanup).
