@@ -220,14 +220,11 @@ func (s *jscan) fail(what string) error {
 }
 
 func (s *jscan) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
+	b, i := s.b, s.i
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
 	}
+	s.i = i
 }
 
 // end checks that nothing but whitespace follows the document.
@@ -241,7 +238,7 @@ func (s *jscan) end() error {
 
 // literal consumes word (and the whitespace after it) if it is next.
 func (s *jscan) literal(word string) bool {
-	if !bytes.HasPrefix(s.b[s.i:], []byte(word)) {
+	if s.i >= len(s.b) || s.b[s.i] != word[0] || !bytes.HasPrefix(s.b[s.i:], []byte(word)) {
 		return false
 	}
 	s.i += len(word)
@@ -320,10 +317,13 @@ func (s *jscan) str(out *jstring) error {
 	start := s.i
 	special := false
 	for s.i < len(s.b) {
-		// The common bytes first, a table lookup each.
-		for s.i < len(s.b) && plainInString[s.b[s.i]] {
-			s.i++
+		// The common bytes first, a table lookup each, in locals (through
+		// s, each byte reloaded s.b and s.i: most of a chunk's time).
+		b, i := s.b, s.i
+		for i < len(b) && plainInString[b[i]] {
+			i++
 		}
+		s.i = i
 		if s.i == len(s.b) {
 			break
 		}
