@@ -225,6 +225,7 @@ func (c *client1) connect() error {
 		nc = newTimerConn(nc)
 	}
 	raw := nc
+	nc = quickSyscalls(nc)
 	if c.w.tls != nil {
 		tc := tls.Client(nc, c.w.tls)
 		if err := tc.HandshakeContext(ctx); err != nil {
