@@ -336,7 +336,7 @@ func (o OpenAI) prepare(ctx context.Context, dial Dialer) (*openaiRun, error) {
 	r.work = w
 	r.keepText = r.expect != nil || o.Turns > 1
 	r.client = &http.Client{Transport: &http.Transport{
-		DialContext:         dial.orDefault(),
+		DialContext:         dial.orDefault().quick(),
 		MaxIdleConns:        o.Concurrency,
 		MaxIdleConnsPerHost: o.Concurrency,
 		// Servers close kept-alive connections they think idle: uvicorn

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -20,12 +21,21 @@ import (
 type rawConn struct {
 	net.Conn
 	rc syscall.RawConn
-	// The closures' arguments and results, and the closures themselves,
-	// made once per connection so that a request allocates nothing.
-	p           []byte
-	n           int
-	errno       syscall.Errno
-	read, write func(fd uintptr) bool
+	// Each direction's system call, its arguments and results, made once
+	// per connection so that a request allocates nothing; a Read and a
+	// Write may run at once (net/http's two loops), two of a kind one
+	// after the other.
+	r, w rawCall
+}
+
+// rawCall is one direction's call: f reads or writes p, and says n and
+// errno.
+type rawCall struct {
+	mu    sync.Mutex
+	p     []byte
+	n     int
+	errno syscall.Errno
+	f     func(fd uintptr) bool
 }
 
 // quickSyscalls returns nc reading and writing as rawConn does when it is
@@ -42,30 +52,31 @@ func quickSyscalls(nc net.Conn) net.Conn {
 		return nc
 	}
 	c := &rawConn{Conn: nc, rc: rc}
-	c.read = func(fd uintptr) bool {
+	r, w := &c.r, &c.w
+	r.f = func(fd uintptr) bool {
 		for {
-			n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&c.p[0])), uintptr(len(c.p)))
+			n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&r.p[0])), uintptr(len(r.p)))
 			switch e {
 			case syscall.EINTR:
 				continue
 			case syscall.EAGAIN:
 				return false // wait in the poller
 			}
-			c.n, c.errno = int(n), e
+			r.n, r.errno = int(n), e
 			return true
 		}
 	}
-	c.write = func(fd uintptr) bool {
-		for c.n < len(c.p) {
-			n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&c.p[c.n])), uintptr(len(c.p)-c.n))
+	w.f = func(fd uintptr) bool {
+		for w.n < len(w.p) {
+			n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&w.p[w.n])), uintptr(len(w.p)-w.n))
 			switch e {
 			case 0:
-				c.n += int(n)
+				w.n += int(n)
 			case syscall.EINTR:
 			case syscall.EAGAIN:
 				return false
 			default:
-				c.errno = e
+				w.errno = e
 				return true
 			}
 		}
@@ -78,31 +89,37 @@ func (c *rawConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	c.p, c.n, c.errno = p, 0, 0
-	err := c.rc.Read(c.read)
-	c.p = nil
+	r := &c.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.p, r.n, r.errno = p, 0, 0
+	err := c.rc.Read(r.f)
+	r.p = nil
 	switch {
 	case err != nil:
 		return 0, err
-	case c.errno != 0:
-		return 0, &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError("read", c.errno)}
-	case c.n == 0:
+	case r.errno != 0:
+		return 0, &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError("read", r.errno)}
+	case r.n == 0:
 		return 0, io.EOF
 	}
-	return c.n, nil
+	return r.n, nil
 }
 
 func (c *rawConn) Write(p []byte) (int, error) {
-	c.p, c.n, c.errno = p, 0, 0
-	err := c.rc.Write(c.write)
-	c.p = nil
+	w := &c.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.p, w.n, w.errno = p, 0, 0
+	err := c.rc.Write(w.f)
+	w.p = nil
 	switch {
 	case err != nil:
-		return c.n, err
-	case c.errno != 0:
-		return c.n, &net.OpError{Op: "write", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError("write", c.errno)}
+		return w.n, err
+	case w.errno != 0:
+		return w.n, &net.OpError{Op: "write", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError("write", w.errno)}
 	}
-	return c.n, nil
+	return w.n, nil
 }
 
 // SyscallConn is the socket's, as for the net.Conn it wraps.
