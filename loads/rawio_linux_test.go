@@ -47,7 +47,7 @@ func TestQuickSyscallsConnIsANetConn(t *testing.T) {
 	t.Run("read and write at once", func(t *testing.T) {
 		c, srv := dial()
 		defer c.Close()
-		go func() { io.Copy(srv, srv); srv.Close() }() // echo
+		go func() { io.Copy(srv, srv); srv.Close() }()           // echo
 		want := bytes.Repeat([]byte("0123456789abcdef"), 64<<10) // 1 MiB: the writer waits for room
 		var got bytes.Buffer
 		var wg sync.WaitGroup
