@@ -273,8 +273,7 @@ func localOrder(locals []*Local) ([]*Local, []*Local) {
 func (c *checker) checkLocals() hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, l := range c.plan.Locals {
-		ds := c.refs(l.Expr, ctxLocal, -1)
-		ds = append(ds, c.syntax(l.Expr)...)
+		ds := c.static(l.Expr, ctxLocal, -1)
 		diags = append(diags, ds...)
 		if err := c.localLimits[l.Name]; err != nil {
 			diags = append(diags, localLimitDiag(l, err))
@@ -365,8 +364,7 @@ func (c *checker) attr(name string, e hcl.Expression, schema []Attr, ctx refCont
 // against typed unknowns to catch type and function errors; the value is
 // cty.NilVal when it was not evaluated.
 func (c *checker) typed(e hcl.Expression, ctx refContext, stepIdx int) (cty.Value, hcl.Diagnostics) {
-	diags := c.refs(e, ctx, stepIdx)
-	diags = append(diags, c.syntax(e)...)
+	diags := c.static(e, ctx, stepIdx)
 	if diags.HasErrors() {
 		return cty.NilVal, diags
 	}
@@ -407,19 +405,19 @@ func (c *checker) value(e hcl.Expression, ctx *hcl.EvalContext) (cty.Value, hcl.
 	return v, diags
 }
 
-// syntax checks what only the syntax tree shows: calls to unknown
-// functions and literal regular expressions that do not compile.
-func (c *checker) syntax(e hcl.Expression) hcl.Diagnostics {
-	node, ok := e.(hclsyntax.Node)
-	if !ok {
-		return nil // JSON syntax: the evaluation reports these
-	}
+// static checks e's references against what ctx allows, and what only
+// the syntax tree shows: calls to unknown functions and literal regular
+// expressions that do not compile (in JSON syntax, the evaluation
+// reports these).
+func (c *checker) static(e hcl.Expression, ctx refContext, stepIdx int) hcl.Diagnostics {
+	f := c.analysis.of(e)
 	var diags hcl.Diagnostics
-	hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
-		call, ok := n.(*hclsyntax.FunctionCallExpr)
-		if !ok {
-			return nil
+	for _, r := range f.refs {
+		if d := c.ref(r.Traversal, ctx, stepIdx); d != nil {
+			diags = append(diags, d)
 		}
+	}
+	for _, call := range f.calls {
 		if !c.funcs[call.Name] {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
@@ -427,15 +425,14 @@ func (c *checker) syntax(e hcl.Expression) hcl.Diagnostics {
 				Detail:   fmt.Sprintf("There is no function named %q.%s", call.Name, didYouMean(call.Name, keys(c.funcs))),
 				Subject:  call.NameRange.Ptr(),
 			})
-			return nil
+			continue
 		}
 		if (call.Name == "regex" || call.Name == "regexall") && len(call.Args) > 0 {
 			if pat, ok := literalString(call.Args[0]); ok {
 				diags = append(diags, c.checkRegex(pat, call.Args[0].Range())...)
 			}
 		}
-		return nil
-	})
+	}
 	return diags
 }
 

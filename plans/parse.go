@@ -98,7 +98,7 @@ type decoder struct {
 	funcs map[string]function.Function // built once: every check evaluates with them
 
 	regexErrs map[string]error // pattern -> its compile error, so each compiles once
-	analysis  analysis         // what each expression reads, found once
+	analysis  *analysis        // what each expression reads and calls, found once
 
 	// the schemas every step and every probe is decoded with, built on
 	// first use: they are the same for each block
