@@ -53,7 +53,7 @@ type checker struct {
 	roots    map[string]cty.Value
 	contexts map[*Step]*hcl.EvalContext
 	shared   map[string]*hcl.EvalContext // by step kind and probes
-	values   map[evalKey]cty.Value
+	values   map[*hcl.EvalContext]map[string]cty.Value // by source text
 }
 
 func (d *decoder) check() hcl.Diagnostics {
@@ -66,7 +66,7 @@ func (d *decoder) check() hcl.Diagnostics {
 		funcs:    map[string]bool{},
 		contexts: map[*Step]*hcl.EvalContext{},
 		shared:   map[string]*hcl.EvalContext{},
-		values:   map[evalKey]cty.Value{},
+		values:   map[*hcl.EvalContext]map[string]cty.Value{},
 	}
 	for name := range d.funcs {
 		c.funcs[name] = true
@@ -376,31 +376,29 @@ func (c *checker) typed(e hcl.Expression, ctx refContext, stepIdx int) (cty.Valu
 	return v, append(diags, ds...)
 }
 
-// evalKey is an expression by its source text, in a context.
-type evalKey struct {
-	ctx *hcl.EvalContext
-	src string
-}
-
 // value evaluates e in ctx, once for each text in each context: the same
 // text parses into the same tree, and steps of a kind repeat their
 // conditions and commands. A value that came with diagnostics is not
 // kept, so that each place reports its own.
 func (c *checker) value(e hcl.Expression, ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
-	src := ""
+	var src []byte
 	if _, ok := e.(hclsyntax.Expression); ok {
-		src = c.text(e.Range())
+		src = c.source(e.Range())
 	}
-	if src == "" {
+	if len(src) == 0 {
 		return e.Value(ctx)
 	}
-	key := evalKey{ctx, src}
-	if v, ok := c.values[key]; ok {
+	byText := c.values[ctx]
+	if v, ok := byText[string(src)]; ok {
 		return v, nil
 	}
 	v, diags := e.Value(ctx)
 	if len(diags) == 0 {
-		c.values[key] = v
+		if byText == nil {
+			byText = map[string]cty.Value{}
+			c.values[ctx] = byText
+		}
+		byText[string(src)] = v
 	}
 	return v, diags
 }

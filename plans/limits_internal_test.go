@@ -317,3 +317,23 @@ func traversalsText(trs []hcl.Traversal) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// TestValidName: the check of a name agrees with hcl's scanner on every
+// name of up to three characters from letters, digits, punctuation and
+// non-ASCII letters and marks.
+func TestValidName(t *testing.T) {
+	chars := []string{"a", "Z", "_", "-", "0", "9", ".", " ", "$", "é", "\u0301", "ß", "\x80", "世"}
+	names := []string{""}
+	for range 3 {
+		for _, n := range names {
+			for _, c := range chars {
+				names = append(names, n+c)
+			}
+		}
+	}
+	for _, n := range names {
+		if got, want := validName(n), hclsyntax.ValidIdentifier(n); got != want {
+			t.Errorf("validName(%q) = %v, hclsyntax.ValidIdentifier %v", n, got, want)
+		}
+	}
+}

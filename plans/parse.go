@@ -65,7 +65,7 @@ func parse(filename string, src []byte, maxBytes int) (*Plan, hcl.Diagnostics) {
 	}
 	d := &decoder{lang: Language(), plan: p, src: src, funcs: Functions(), regexErrs: map[string]error{}}
 	diags = append(diags, d.decode(file.Body)...)
-	d.analysis = analyse(p)
+	d.analysis = analyse(p, d.source)
 	diags = append(diags, d.check()...)
 	sortDiagnostics(diags)
 	return p, diags
@@ -200,7 +200,7 @@ func sortedAttrs(attrs hcl.Attributes) []*hcl.Attribute {
 }
 
 func (d *decoder) checkName(what, name string, rng hcl.Range) hcl.Diagnostics {
-	if hclsyntax.ValidIdentifier(name) {
+	if validName(name) {
 		return nil
 	}
 	return hcl.Diagnostics{{
@@ -209,6 +209,24 @@ func (d *decoder) checkName(what, name string, rng hcl.Range) hcl.Diagnostics {
 		Detail:   fmt.Sprintf("%q cannot be used in references. A name starts with a letter and holds only letters, digits, underscores and dashes.", name),
 		Subject:  rng.Ptr(),
 	}}
+}
+
+// validName is hclsyntax.ValidIdentifier, which runs hcl's scanner on
+// the name, without the scanner for a name in ASCII: a letter or an
+// underscore, then letters, digits, underscores and dashes.
+func validName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 0x80:
+			return hclsyntax.ValidIdentifier(name)
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', c == '_':
+		case i > 0 && ('0' <= c && c <= '9' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return name != ""
 }
 
 // schemaFor builds an hcl schema from the language's attributes and blocks;
@@ -379,11 +397,14 @@ func (d *decoder) decodeCondition(block *hcl.Block) (*Condition, hcl.Diagnostics
 }
 
 // text returns the source text of rng in the plan file.
-func (d *decoder) text(rng hcl.Range) string {
+func (d *decoder) text(rng hcl.Range) string { return string(d.source(rng)) }
+
+// source is the bytes of rng in the plan file, nil when it is not there.
+func (d *decoder) source(rng hcl.Range) []byte {
 	if rng.Filename != d.plan.Filename || rng.Start.Byte < 0 || rng.End.Byte > len(d.src) || rng.Start.Byte > rng.End.Byte {
-		return ""
+		return nil
 	}
-	return string(d.src[rng.Start.Byte:rng.End.Byte])
+	return d.src[rng.Start.Byte:rng.End.Byte]
 }
 
 func (d *decoder) decodeTarget(block *hcl.Block) (*Target, hcl.Diagnostics) {
@@ -795,13 +816,13 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 	if a, ok := content.Attributes["step"]; ok {
 		p.stepExpr = a.Expr
 		var ds hcl.Diagnostics
-		p.Step, ds = launchRef(p.Kind, "step", a.Expr, "follows what a launch started")
+		p.Step, ds = launchRef(d.lang, p.Kind, "step", a.Expr, "follows what a launch started")
 		diags = append(diags, ds...)
 	}
 	if a, ok := content.Attributes["since"]; ok {
 		p.sinceExpr = a.Expr
 		var ds hcl.Diagnostics
-		p.Since, ds = launchRef(p.Kind, "since", a.Expr, "reads from a launch's start")
+		p.Since, ds = launchRef(d.lang, p.Kind, "since", a.Expr, "reads from a launch's start")
 		diags = append(diags, ds...)
 		if _, both := content.Attributes["step"]; both {
 			diags = append(diags, &hcl.Diagnostic{
@@ -1063,7 +1084,7 @@ func readLimited(path string, max int) ([]byte, error) {
 // launchRef reads attribute name (step, since) of a probe, which must name
 // a launch as step.launch.NAME, and returns its address ("launch.server");
 // what says what the probe does with it, for the message.
-func launchRef(kind, name string, expr hcl.Expression, what string) (string, hcl.Diagnostics) {
+func launchRef(lang *Schema, kind, name string, expr hcl.Expression, what string) (string, hcl.Diagnostics) {
 	tr, ds := hcl.AbsTraversalForExpr(expr)
 	if ds.HasErrors() || len(tr) != 3 || tr.RootName() != "step" {
 		return "", hcl.Diagnostics{{
@@ -1076,7 +1097,7 @@ func launchRef(kind, name string, expr hcl.Expression, what string) (string, hcl
 	k, _ := tr[1].(hcl.TraverseAttr)
 	n, _ := tr[2].(hcl.TraverseAttr)
 	addr := k.Name + "." + n.Name
-	if sk, ok := steps.Lookup(k.Name); k.Name != "" && (!ok || !sk.Launches) {
+	if sk := lang.StepKind(k.Name); k.Name != "" && (sk == nil || !sk.Kind.Launches) {
 		return addr, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid step reference",

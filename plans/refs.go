@@ -162,9 +162,8 @@ type analysis struct {
 	// refs holds the references read so far by their source text: a plan
 	// repeats the same few many times, and the same text makes the same
 	// reference, its place aside.
-	refs     map[string]Ref
-	filename string
-	src      []byte
+	refs   map[string]Ref
+	source func(hcl.Range) []byte // the plan's text at a range, nil when elsewhere
 }
 
 // exprFacts is what one expression reads and calls; calls is nil for an
@@ -172,10 +171,6 @@ type analysis struct {
 type exprFacts struct {
 	refs  Refs
 	calls []*hclsyntax.FunctionCallExpr
-}
-
-func newAnalysis(p *Plan) *analysis {
-	return &analysis{exprs: map[hcl.Range]exprFacts{}, refs: map[string]Ref{}, filename: p.Filename, src: p.Source}
 }
 
 // of returns what e reads and calls, analysing it now if it was not (a
@@ -211,11 +206,10 @@ func (a *analysis) facts(e hcl.Expression) exprFacts {
 // ref is refOf(tr), its names shared with every reference of the same
 // source text.
 func (a *analysis) ref(tr hcl.Traversal) Ref {
-	rng := tr.SourceRange()
-	if rng.Filename != a.filename || rng.Start.Byte < 0 || rng.End.Byte > len(a.src) || rng.Start.Byte >= rng.End.Byte {
+	text := a.source(tr.SourceRange())
+	if len(text) == 0 {
 		return refOf(tr)
 	}
-	text := a.src[rng.Start.Byte:rng.End.Byte]
 	if r, ok := a.refs[string(text)]; ok {
 		r.Traversal = tr
 		return r
@@ -250,8 +244,8 @@ func (a *analysis) condition(c *Condition) {
 // local, condition, step attribute, probe and load, each step's Reads
 // (everything it reads) and each probe's Reads (the outputs its step
 // reads of it).
-func analyse(p *Plan) *analysis {
-	a := newAnalysis(p)
+func analyse(p *Plan, source func(hcl.Range) []byte) *analysis {
+	a := &analysis{exprs: map[hcl.Range]exprFacts{}, refs: map[string]Ref{}, source: source}
 	for _, v := range p.Variables {
 		for _, c := range v.Validations {
 			a.condition(c)
