@@ -52,7 +52,7 @@ type checker struct {
 	// var, local, step and target as objects: the same in every context
 	roots    map[string]cty.Value
 	contexts map[*Step]*hcl.EvalContext
-	shared   map[string]*hcl.EvalContext // by step kind and probes
+	shared   map[string]*hcl.EvalContext               // by step kind and probes
 	values   map[*hcl.EvalContext]map[string]cty.Value // by source text
 }
 
