@@ -115,7 +115,7 @@ func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
 	for _, b := range d.lang.Blocks {
 		schema.Blocks = append(schema.Blocks, hcl.BlockHeaderSchema{Type: b.Type, LabelNames: lower(b.Labels)})
 	}
-	content, diags := body.Content(schema)
+	content, diags := bodyContent(body, schema)
 	d.stepProbes = map[*Step]map[string]*Probe{}
 
 	seen := map[string]hcl.Range{} // "variable.x" -> first declaration
@@ -229,6 +229,58 @@ func validName(name string) bool {
 	return name != ""
 }
 
+// bodyContent is body.Content(schema), for the bodies of a parsed file. A
+// body in native syntax that holds only what schema takes, as every block
+// of a valid plan does, is read here: hcl's Content makes three maps and
+// a copy of the body for each block read, and a long plan has thousands.
+// Any other body goes to hcl, for its messages. (A body left by
+// PartialContent hides what was read from it, which only hcl sees: none
+// is read here.)
+func bodyContent(body hcl.Body, schema *hcl.BodySchema) (*hcl.BodyContent, hcl.Diagnostics) {
+	sb, ok := body.(*hclsyntax.Body)
+	if !ok || !takesAll(sb, schema) {
+		return body.Content(schema)
+	}
+	out := &hcl.BodyContent{Attributes: make(hcl.Attributes, len(sb.Attributes)), MissingItemRange: sb.MissingItemRange()}
+	attrs := make([]hcl.Attribute, 0, len(sb.Attributes))
+	for name, a := range sb.Attributes {
+		attrs = append(attrs, hcl.Attribute{Name: a.Name, Expr: a.Expr, Range: a.SrcRange, NameRange: a.NameRange})
+		out.Attributes[name] = &attrs[len(attrs)-1]
+	}
+	if len(sb.Blocks) > 0 {
+		blocks := make([]hcl.Block, len(sb.Blocks))
+		out.Blocks = make(hcl.Blocks, len(sb.Blocks))
+		for i, b := range sb.Blocks {
+			blocks[i] = hcl.Block{Type: b.Type, Labels: b.Labels, Body: b.Body, DefRange: b.DefRange(), TypeRange: b.TypeRange, LabelRanges: b.LabelRanges}
+			out.Blocks[i] = &blocks[i]
+		}
+	}
+	return out, nil
+}
+
+// takesAll tells whether schema takes every attribute and block of sb,
+// each block with its labels, and sb has every attribute schema requires:
+// whether hcl's Content would read it without a word.
+func takesAll(sb *hclsyntax.Body, schema *hcl.BodySchema) bool {
+	for name := range sb.Attributes {
+		if !slices.ContainsFunc(schema.Attributes, func(a hcl.AttributeSchema) bool { return a.Name == name }) {
+			return false
+		}
+	}
+	for _, a := range schema.Attributes {
+		if _, ok := sb.Attributes[a.Name]; a.Required && !ok {
+			return false
+		}
+	}
+	for _, b := range sb.Blocks {
+		i := slices.IndexFunc(schema.Blocks, func(s hcl.BlockHeaderSchema) bool { return s.Type == b.Type })
+		if i < 0 || len(b.Labels) != len(schema.Blocks[i].LabelNames) {
+			return false
+		}
+	}
+	return true
+}
+
 // schemaFor builds an hcl schema from the language's attributes and blocks;
 // nothing is marked required there so that the checks can say more than
 // hcl's generic message.
@@ -264,7 +316,7 @@ func (d *decoder) blockSchema(typ string) *Block {
 
 func (d *decoder) decodePlan(block *hcl.Block, diags hcl.Diagnostics) (string, hcl.Diagnostics) {
 	b := d.blockSchema("plan")
-	content, ds := block.Body.Content(schemaFor(b.Attrs, b.Blocks))
+	content, ds := bodyContent(block.Body, schemaFor(b.Attrs, b.Blocks))
 	diags = append(diags, ds...)
 	var desc string
 	if a, ok := content.Attributes["description"]; ok {
@@ -323,7 +375,7 @@ func (d *decoder) decodeVariable(block *hcl.Block) (*Variable, hcl.Diagnostics) 
 	v := &Variable{Name: block.Labels[0], Type: cty.DynamicPseudoType, DeclRange: block.DefRange}
 	diags := d.checkName("variable", v.Name, block.LabelRanges[0])
 	b := d.blockSchema("variable")
-	content, ds := block.Body.Content(schemaFor(b.Attrs, b.Blocks))
+	content, ds := bodyContent(block.Body, schemaFor(b.Attrs, b.Blocks))
 	diags = append(diags, ds...)
 	if a, ok := content.Attributes["type"]; ok {
 		expr := a.Expr
@@ -379,7 +431,7 @@ func (d *decoder) decodeVariable(block *hcl.Block) (*Variable, hcl.Diagnostics) 
 
 func (d *decoder) decodeCondition(block *hcl.Block) (*Condition, hcl.Diagnostics) {
 	schema := &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "condition"}, {Name: "error_message"}}}
-	content, diags := block.Body.Content(schema)
+	content, diags := bodyContent(block.Body, schema)
 	a, ok := content.Attributes["condition"]
 	if !ok {
 		return nil, append(diags, &hcl.Diagnostic{
@@ -411,7 +463,7 @@ func (d *decoder) decodeTarget(block *hcl.Block) (*Target, hcl.Diagnostics) {
 	t := &Target{Name: block.Labels[0], DeclRange: block.DefRange}
 	diags := d.checkName("target", t.Name, block.LabelRanges[0])
 	b := d.blockSchema("target")
-	content, ds := block.Body.Content(schemaFor(b.Attrs, b.Blocks))
+	content, ds := bodyContent(block.Body, schemaFor(b.Attrs, b.Blocks))
 	diags = append(diags, ds...)
 	if a, ok := content.Attributes["env"]; ok {
 		t.Env = a.Expr
@@ -444,7 +496,7 @@ func (d *decoder) decodeTarget(block *hcl.Block) (*Target, hcl.Diagnostics) {
 }
 
 func decodeSSH(block *hcl.Block, b *Block) (*SSH, hcl.Diagnostics) {
-	content, diags := block.Body.Content(schemaFor(b.Attrs, b.Blocks))
+	content, diags := bodyContent(block.Body, schemaFor(b.Attrs, b.Blocks))
 	s := &SSH{DeclRange: block.DefRange}
 	get := func(name string) hcl.Expression {
 		if a, ok := content.Attributes[name]; ok {
@@ -583,7 +635,7 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 		})
 	}
 	schema := d.stepSchema()
-	content, ds := block.Body.Content(schema)
+	content, ds := bodyContent(block.Body, schema)
 	diags = append(diags, ds...)
 	s.misspelled = misspellings(block.Body, schema)
 
@@ -781,7 +833,7 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 		own[a.Name] = true
 	}
 	probeSchema := d.probeSchema()
-	content, ds := block.Body.Content(probeSchema)
+	content, ds := bodyContent(block.Body, probeSchema)
 	diags = append(diags, ds...)
 	misspelled := misspellings(block.Body, probeSchema)
 	for _, a := range sortedAttrs(content.Attributes) {
@@ -892,7 +944,7 @@ func (d *decoder) decodeLoad(block *hcl.Block) (*Load, hcl.Diagnostics) {
 		}}
 	}
 	schema := schemaFor(kind.Attrs, nil)
-	content, diags := block.Body.Content(schema)
+	content, diags := bodyContent(block.Body, schema)
 	for name, a := range content.Attributes {
 		l.Attrs[name] = a.Expr
 	}
@@ -911,7 +963,7 @@ func (d *decoder) decodeMetric(block *hcl.Block) (*Metric, hcl.Diagnostics) {
 			}
 		}
 	}
-	content, ds := block.Body.Content(schemaFor(attrs, nil))
+	content, ds := bodyContent(block.Body, schemaFor(attrs, nil))
 	diags = append(diags, ds...)
 	re, hasRe := content.Attributes["regex"]
 	js, hasJS := content.Attributes["json"]
