@@ -437,7 +437,13 @@ func (c *checker) static(e hcl.Expression, ctx refContext, stepIdx int) hcl.Diag
 // literalString returns e's value when it is a string known without
 // evaluating anything.
 func literalString(e hcl.Expression) (string, bool) {
-	if len(e.Variables()) > 0 {
+	if t, ok := e.(*hclsyntax.TemplateExpr); ok && len(t.Parts) == 1 {
+		// A quoted string: its one part is its value.
+		if l, ok := t.Parts[0].(*hclsyntax.LiteralValueExpr); ok {
+			e = l
+		}
+	}
+	if _, ok := e.(*hclsyntax.LiteralValueExpr); !ok && len(e.Variables()) > 0 {
 		return "", false
 	}
 	v, diags := e.Value(nil)

@@ -153,12 +153,13 @@ func (rs Refs) names(root string) []string {
 }
 
 // analysis is what Parse learned of the plan's expressions: each one's
-// references and function calls, by its range (no two expressions
-// analysed share one), for the checks. Each native-syntax expression is
-// walked once (exprScan) and each distinct reference text read once.
+// references and function calls, for the checks. Each native-syntax
+// expression is walked once (exprScan) and each distinct reference text
+// read once.
 type analysis struct {
-	exprs map[hcl.Range]exprFacts
-	scan  exprScan
+	native map[hclsyntax.Expression]exprFacts // by identity (each is a pointer)
+	json   map[hcl.Range]exprFacts            // by range: no two expressions analysed share one
+	scan   exprScan
 	// refs holds the references read so far by their source text: a plan
 	// repeats the same few many times, and the same text makes the same
 	// reference, its place aside.
@@ -176,7 +177,14 @@ type exprFacts struct {
 // of returns what e reads and calls, analysing it now if it was not (a
 // target's attributes).
 func (a *analysis) of(e hcl.Expression) exprFacts {
-	if f, ok := a.exprs[e.Range()]; ok {
+	var f exprFacts
+	var ok bool
+	if se, native := e.(hclsyntax.Expression); native {
+		f, ok = a.native[se]
+	} else {
+		f, ok = a.json[e.Range()]
+	}
+	if ok {
 		return f
 	}
 	return a.facts(e)
@@ -224,7 +232,11 @@ func (a *analysis) expr(e hcl.Expression) Refs {
 		return nil
 	}
 	f := a.facts(e)
-	a.exprs[e.Range()] = f
+	if se, native := e.(hclsyntax.Expression); native {
+		a.native[se] = f
+	} else {
+		a.json[e.Range()] = f
+	}
 	return f.refs
 }
 
@@ -245,7 +257,7 @@ func (a *analysis) condition(c *Condition) {
 // (everything it reads) and each probe's Reads (the outputs its step
 // reads of it).
 func analyse(p *Plan, source func(hcl.Range) []byte) *analysis {
-	a := &analysis{exprs: map[hcl.Range]exprFacts{}, refs: map[string]Ref{}, source: source}
+	a := &analysis{native: map[hclsyntax.Expression]exprFacts{}, json: map[hcl.Range]exprFacts{}, refs: map[string]Ref{}, source: source}
 	for _, v := range p.Variables {
 		for _, c := range v.Validations {
 			a.condition(c)

@@ -291,7 +291,11 @@ func Decode(vals map[string]cty.Value, cfg any) error {
 		if !ok || v.IsNull() || !v.IsWhollyKnown() {
 			continue
 		}
-		v, _ = v.UnmarkDeep()
+		if v.Type().IsPrimitiveType() {
+			v, _ = v.Unmark() // only its top can be marked: no walk
+		} else {
+			v, _ = v.UnmarkDeep()
+		}
 		if err := set(rv.Elem().FieldByIndex(f.index), v); err != nil {
 			errs = append(errs, &AttrError{Attr: f.attr.Name, Err: err})
 		}
