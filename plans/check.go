@@ -62,7 +62,7 @@ func (d *decoder) check() hcl.Diagnostics {
 		vars:     map[string]*Variable{},
 		locals:   map[string]*Local{},
 		targets:  map[string]*Target{},
-		steps:    map[string]int{},
+		steps:    make(map[string]int, len(d.plan.Steps)),
 		funcs:    map[string]bool{},
 		contexts: map[*Step]*hcl.EvalContext{},
 		shared:   map[string]*hcl.EvalContext{},

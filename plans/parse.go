@@ -116,9 +116,9 @@ func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
 		schema.Blocks = append(schema.Blocks, hcl.BlockHeaderSchema{Type: b.Type, LabelNames: lower(b.Labels)})
 	}
 	content, diags := bodyContent(body, schema)
-	d.stepProbes = map[*Step]map[string]*Probe{}
+	d.stepProbes = make(map[*Step]map[string]*Probe, len(content.Blocks))
 
-	seen := map[string]hcl.Range{} // "variable.x" -> first declaration
+	seen := make(map[string]hcl.Range, len(content.Blocks)) // "variable.x" -> first declaration
 	dup := func(kind, name string, rng hcl.Range, subject hcl.Range) bool {
 		key := kind + "." + name
 		if first, ok := seen[key]; ok {

@@ -257,7 +257,19 @@ func (a *analysis) condition(c *Condition) {
 // (everything it reads) and each probe's Reads (the outputs its step
 // reads of it).
 func analyse(p *Plan, source func(hcl.Range) []byte) *analysis {
-	a := &analysis{native: map[hclsyntax.Expression]exprFacts{}, json: map[hcl.Range]exprFacts{}, refs: map[string]Ref{}, source: source}
+	// Sized for the plan: a map grown one insertion at a time copies
+	// itself again and again.
+	n := 2 * len(p.Locals)
+	for _, s := range p.Steps {
+		n += len(s.Attrs) + 2*(len(s.Postconditions)+len(s.AbortIfs))
+		for _, pr := range s.Probes {
+			n += len(pr.Attrs)
+		}
+		if s.Load != nil {
+			n += len(s.Load.Attrs)
+		}
+	}
+	a := &analysis{native: make(map[hclsyntax.Expression]exprFacts, n), json: map[hcl.Range]exprFacts{}, refs: map[string]Ref{}, source: source}
 	for _, v := range p.Variables {
 		for _, c := range v.Validations {
 			a.condition(c)
@@ -293,7 +305,7 @@ func (a *analysis) step(s *Step) {
 	}
 	// What the conditions and progress read of the probes: each probe
 	// gathers only that.
-	checked := s.AttrRefs["progress"]
+	checked := slices.Clip(s.AttrRefs["progress"]) // its own array: checked grows
 	for _, c := range slices.Concat(s.Postconditions, s.AbortIfs) {
 		a.condition(c)
 		checked = checked.union(c.Refs).union(c.MessageRefs)
