@@ -100,10 +100,10 @@ type decoder struct {
 	regexErrs map[string]error // pattern -> its compile error, so each compiles once
 	analysis  *analysis        // what each expression reads and calls, found once
 
-	// the schemas every step and every probe is decoded with, built on
-	// first use: they are the same for each block
-	anyStep, anyProbe *hcl.BodySchema
-	own               map[*StepKind]*stepOwn
+	// what blocks are read with, built on first use: the same for each
+	// block of a kind
+	own     map[*StepKind]*stepOwn
+	schemas map[any]*hcl.BodySchema // by schemaOf
 
 	planRange   *hcl.Range
 	stepProbes  map[*Step]map[string]*Probe
@@ -295,6 +295,20 @@ func schemaFor(attrs []Attr, blocks []Block) *hcl.BodySchema {
 	return s
 }
 
+// schemaOf returns the schema for blocks of what (a name, or a kind),
+// made by build on first use: every block of one is read with the same.
+func (d *decoder) schemaOf(what any, build func() *hcl.BodySchema) *hcl.BodySchema {
+	if s, ok := d.schemas[what]; ok {
+		return s
+	}
+	if d.schemas == nil {
+		d.schemas = map[any]*hcl.BodySchema{}
+	}
+	s := build()
+	d.schemas[what] = s
+	return s
+}
+
 // lower turns the docs' label names (KIND, NAME) into the words hcl's
 // messages use ("Missing name for step").
 func lower(labels []string) []string {
@@ -430,7 +444,9 @@ func (d *decoder) decodeVariable(block *hcl.Block) (*Variable, hcl.Diagnostics) 
 }
 
 func (d *decoder) decodeCondition(block *hcl.Block) (*Condition, hcl.Diagnostics) {
-	schema := &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "condition"}, {Name: "error_message"}}}
+	schema := d.schemaOf("condition", func() *hcl.BodySchema {
+		return &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "condition"}, {Name: "error_message"}}}
+	})
 	content, diags := bodyContent(block.Body, schema)
 	a, ok := content.Attributes["condition"]
 	if !ok {
@@ -522,9 +538,10 @@ func decodeSSH(block *hcl.Block, b *Block) (*SSH, hcl.Diagnostics) {
 // decoded with it, then checked against its own kind so that the message
 // can say which kind an attribute belongs to.
 func (d *decoder) stepSchema() *hcl.BodySchema {
-	if d.anyStep != nil {
-		return d.anyStep
-	}
+	return d.schemaOf("step", d.anyStepSchema)
+}
+
+func (d *decoder) anyStepSchema() *hcl.BodySchema {
 	attrs := append([]Attr(nil), d.lang.Step.Attrs...)
 	blocks := append([]Block(nil), d.lang.Step.Blocks...)
 	seenA, seenB := map[string]bool{}, map[string]bool{}
@@ -542,26 +559,23 @@ func (d *decoder) stepSchema() *hcl.BodySchema {
 			}
 		}
 	}
-	d.anyStep = schemaFor(attrs, blocks)
-	return d.anyStep
+	return schemaFor(attrs, blocks)
 }
 
 // probeSchema holds every probe kind's attributes, so that one belonging
 // to another kind is reported with the kind it belongs to.
 func (d *decoder) probeSchema() *hcl.BodySchema {
-	if d.anyProbe != nil {
-		return d.anyProbe
-	}
-	var all []Attr
-	for _, k := range d.lang.Probes {
-		for _, a := range k.Attrs {
-			if !slices.ContainsFunc(all, func(b Attr) bool { return b.Name == a.Name }) {
-				all = append(all, a)
+	return d.schemaOf("probe", func() *hcl.BodySchema {
+		var all []Attr
+		for _, k := range d.lang.Probes {
+			for _, a := range k.Attrs {
+				if !slices.ContainsFunc(all, func(b Attr) bool { return b.Name == a.Name }) {
+					all = append(all, a)
+				}
 			}
 		}
-	}
-	d.anyProbe = schemaFor(all, nil)
-	return d.anyProbe
+		return schemaFor(all, nil)
+	})
 }
 
 func (d *decoder) kindsWith(attr string, block bool) []string {
@@ -943,7 +957,7 @@ func (d *decoder) decodeLoad(block *hcl.Block) (*Load, hcl.Diagnostics) {
 			Subject:  block.LabelRanges[0].Ptr(),
 		}}
 	}
-	schema := schemaFor(kind.Attrs, nil)
+	schema := d.schemaOf(kind, func() *hcl.BodySchema { return schemaFor(kind.Attrs, nil) })
 	content, diags := bodyContent(block.Body, schema)
 	for name, a := range content.Attributes {
 		l.Attrs[name] = a.Expr
@@ -955,15 +969,18 @@ func (d *decoder) decodeLoad(block *hcl.Block) (*Load, hcl.Diagnostics) {
 func (d *decoder) decodeMetric(block *hcl.Block) (*Metric, hcl.Diagnostics) {
 	m := &Metric{Name: block.Labels[0], DeclRange: block.DefRange}
 	diags := d.checkName("metric", m.Name, block.LabelRanges[0])
-	var attrs []Attr
-	for _, k := range d.lang.Steps {
-		for _, b := range k.Blocks {
-			if b.Type == "metric" {
-				attrs = b.Attrs
+	schema := d.schemaOf("metric", func() *hcl.BodySchema {
+		var attrs []Attr
+		for _, k := range d.lang.Steps {
+			for _, b := range k.Blocks {
+				if b.Type == "metric" {
+					attrs = b.Attrs
+				}
 			}
 		}
-	}
-	content, ds := bodyContent(block.Body, schemaFor(attrs, nil))
+		return schemaFor(attrs, nil)
+	})
+	content, ds := bodyContent(block.Body, schema)
 	diags = append(diags, ds...)
 	re, hasRe := content.Attributes["regex"]
 	js, hasJS := content.Attributes["json"]

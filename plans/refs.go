@@ -9,6 +9,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"lockstep/schema"
 )
 
 // Ref is one reference an expression makes, as Parse found it: which root
@@ -514,8 +516,8 @@ func (c *checker) metricRef(tr hcl.Traversal, i int, s *Step, what string, errd 
 		if k == nil {
 			return nil // the unknown kind is reported already
 		}
-		names := k.MetricNames()
-		if !slices.Contains(names, name) {
+		if !slices.ContainsFunc(k.Metrics, func(m schema.Metric) bool { return m.Name == name }) {
+			names := k.MetricNames()
 			return errd("Unknown metric",
 				fmt.Sprintf("A load %q reports no metric %q.%s Its metrics are %s.", s.Load.Kind, name, didYouMean(name, names), strings.Join(names, ", ")))
 		}
