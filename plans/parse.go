@@ -106,7 +106,6 @@ type decoder struct {
 	schemas map[any]*hcl.BodySchema // by schemaOf
 
 	planRange   *hcl.Range
-	stepProbes  map[*Step]map[string]*Probe
 	localTarget bool // the file declares target "local"
 }
 
@@ -116,7 +115,6 @@ func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
 		schema.Blocks = append(schema.Blocks, hcl.BlockHeaderSchema{Type: b.Type, LabelNames: lower(b.Labels)})
 	}
 	content, diags := bodyContent(body, schema)
-	d.stepProbes = make(map[*Step]map[string]*Probe, len(content.Blocks))
 
 	seen := make(map[string]hcl.Range, len(content.Blocks)) // "variable.x" -> first declaration
 	dup := func(kind, name string, rng hcl.Range, subject hcl.Range) bool {
@@ -726,14 +724,13 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 	s.Timeout, s.Interval, s.Grace = expr("timeout"), expr("interval"), expr("grace")
 	s.Command, s.Log, s.Pidfile, s.Env, s.Workdir, s.Progress = expr("command"), expr("log"), expr("pidfile"), expr("env"), expr("workdir"), expr("progress")
 
-	probes := map[string]*Probe{}
-	d.stepProbes[s] = probes
 	for _, b := range content.Blocks {
 		switch b.Type {
 		case "probe":
 			pr, ds := d.decodeProbe(b)
 			diags = append(diags, ds...)
-			if first, ok := probes[pr.Name]; ok {
+			if i := slices.IndexFunc(s.Probes, func(o *Probe) bool { return o.Name == pr.Name }); i >= 0 {
+				first := s.Probes[i]
 				diags = append(diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  fmt.Sprintf("Duplicate probe %q", pr.Name),
@@ -742,7 +739,6 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 				})
 				continue
 			}
-			probes[pr.Name] = pr
 			s.Probes = append(s.Probes, pr)
 		case "postcondition", "abort_if":
 			c, ds := d.decodeCondition(b)
