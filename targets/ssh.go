@@ -89,6 +89,7 @@ func (s *SSH) Close() error {
 	defer s.mu.Unlock()
 	s.closed = true
 	if s.conn != nil {
+		s.conn.endWatcher()
 		s.conn.end(errors.New("closed by lockstep"))
 	}
 	return nil
@@ -810,7 +811,7 @@ func (s *SSH) Inspect(ctx context.Context, p Process) (ProcessState, error) {
 		case st.Zombie():
 			state.Exited = true
 		default:
-			state.Alive = true
+			state.Alive, state.PGID, state.Session = true, st.PGID, st.Session
 			return state, nil
 		}
 	} else {
