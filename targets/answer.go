@@ -315,8 +315,14 @@ func (s *SSH) listenerOf(ctx context.Context, addr netip.AddrPort, likely []int)
 	if err != nil {
 		return nil, s.errorf("%s: %w", what, err)
 	}
-	socks := reaching(all, addr)
-	holders := map[uint64][]int{}
+	return answerers(reaching(all, addr), socketOwners(fdText), parseProcInfo(procText)), nil
+}
+
+// socketOwners reads find's "/proc/PID/fd socket:[INODE]" lines (the
+// host's scripts print them): socket inode -> the pids holding it, each
+// once.
+func socketOwners(fdText []byte) map[uint64][]int {
+	owners := map[uint64][]int{}
 	for _, l := range strings.Split(string(fdText), "\n") {
 		dir, link, ok := strings.Cut(l, " ")
 		if !ok {
@@ -326,12 +332,12 @@ func (s *SSH) listenerOf(ctx context.Context, addr netip.AddrPort, likely []int)
 		pidText, _ = strings.CutSuffix(pidText, "/fd")
 		pid, err := strconv.Atoi(pidText)
 		ino, isSock := parseSocketLink(link)
-		if err != nil || !isSock || slices.Contains(holders[ino], pid) {
+		if err != nil || !isSock || slices.Contains(owners[ino], pid) {
 			continue
 		}
-		holders[ino] = append(holders[ino], pid)
+		owners[ino] = append(owners[ino], pid)
 	}
-	return answerers(socks, holders, parseProcInfo(procText)), nil
+	return owners
 }
 
 func (s *SSH) processOf(ctx context.Context, pid int) (Answerer, bool, error) {

@@ -1319,23 +1319,7 @@ func (s *SSH) Listeners(ctx context.Context, port int) ([]Listener, error) {
 	if err != nil {
 		return nil, s.errorf("listeners on port %d: %w", port, err)
 	}
-	owners := map[uint64][]int{}
-	for _, l := range strings.Split(string(fdText), "\n") {
-		dir, link, ok := strings.Cut(l, " ")
-		if !ok {
-			continue
-		}
-		pidText, _ := strings.CutPrefix(dir, "/proc/")
-		pidText, _ = strings.CutSuffix(pidText, "/fd")
-		pid, err := strconv.Atoi(pidText)
-		ino, isSock := parseSocketLink(link)
-		if err != nil || !isSock {
-			continue
-		}
-		if !slices.Contains(owners[ino], pid) {
-			owners[ino] = append(owners[ino], pid)
-		}
-	}
+	owners := socketOwners(fdText)
 	cmds := splitCmdlines(cmdText)
 	var list []Listener
 	for _, sk := range sockets {
