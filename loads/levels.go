@@ -202,6 +202,19 @@ type swept interface {
 	throughput() string
 }
 
+// Swept says whether cfg runs at several levels: a sweep, or a goodput
+// search (RunLevels runs it; Run refuses it).
+func Swept(cfg Config) bool {
+	s, ok := cfg.(swept)
+	if !ok {
+		return false
+	}
+	if o, ok := cfg.(*OpenAI); ok && o.GoodputTarget > 0 {
+		return true
+	}
+	return len(s.sweepOf().levels()) > 1
+}
+
 // LevelProgress is Progress of one level of a sweep or a search.
 type LevelProgress struct {
 	Progress

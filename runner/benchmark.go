@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/zclconf/go-cty/cty"
@@ -62,6 +63,9 @@ func (s *stepRun) runLoad(ctx, outer context.Context) (events.Outcome, bool) {
 	}
 	s.load = recordedConfig(l.Resolved(), shown, s.inputs)
 	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: fmt.Sprintf("load %q against %s", s.st.Load.Kind, url)}})
+	if loads.Swept(l) {
+		return s.runLevels(ctx, outer, l)
+	}
 	// With repeat = N the load runs N times and each metric is the runs'
 	// summary, as a command benchmark's (keepRuns).
 	runs := s.repeat()
@@ -100,6 +104,83 @@ func (s *stepRun) runLoad(ctx, outer context.Context) (events.Outcome, bool) {
 		s.keepRuns(values)
 	}
 	return events.Outcome{}, false
+}
+
+// runLevels runs a sweep's levels, or a goodput search's probes, one
+// after another (loads.RunLevels), keeping each level's metrics; the
+// step's metrics are the last level's, with the search's answer.
+func (s *stepRun) runLevels(ctx, outer context.Context, l loads.Config) (events.Outcome, bool) {
+	if runs := s.repeat(); runs > 1 {
+		return s.errored(fmt.Errorf("repeat = %d with a sweep: a sweep runs each of its levels once; repeat a single level, or compare sweeps across attempts", runs)), true
+	}
+	var levels []events.Level
+	lv, err := loads.RunLevels(ctx, l, s.t.Dial, func(p loads.LevelProgress) {
+		s.r.emit(events.Event{Type: events.Progressed, Step: &s.ev, Progress: &events.Progress{
+			Elapsed: p.Elapsed, Done: p.Done, Errors: p.Errors, Rate: p.Rate,
+			LastLine: fmt.Sprintf("level %d: %s", p.Index+1, p.Level),
+		}})
+	}, nil)
+	for _, lr := range lv.Levels {
+		levels = append(levels, events.Level{Concurrency: lr.Level.Concurrency, Rate: lr.Level.Rate, Metrics: lr.Result.Metrics, Good: lr.Good})
+		s.keepLoad(lr.Result)
+	}
+	s.levels = levels
+	s.metrics = maps.Clone(s.metrics) // the last level's, which the search's answer joins
+	if lv.Best >= 0 && lv.Best < len(levels) {
+		s.best = &lv.Best
+	}
+	for k, v := range lv.Metrics {
+		if s.metrics == nil {
+			s.metrics = map[string]float64{}
+		}
+		s.metrics[k] = v
+	}
+	for k, v := range lv.Notes {
+		if s.notes == nil {
+			s.notes = map[string]string{}
+		}
+		s.notes[k] = v
+	}
+	if ctx.Err() != nil {
+		// Cut short: the levels that ended are kept, and the one that
+		// was running as far as it got, all marked partial.
+		out := s.ended(ctx, outer)
+		if len(levels) > 0 {
+			if len(lv.Levels) > 0 && err != nil {
+				s.levels[len(s.levels)-1].Partial = true
+			}
+			out.Partial = true
+		}
+		return out, true
+	}
+	if err != nil {
+		return s.errored(fmt.Errorf("load: %w", err)), true
+	}
+	return events.Outcome{}, false
+}
+
+// levelsValue is self.levels: each level as {concurrency, rate, metrics,
+// good}, a tuple, since levels may report different metrics (a
+// percentile absent where nothing succeeded).
+func levelsValue(levels []events.Level) cty.Value {
+	vals := make([]cty.Value, len(levels))
+	for i, l := range levels {
+		vals[i] = levelValue(l)
+	}
+	return cty.TupleVal(vals)
+}
+
+func levelValue(l events.Level) cty.Value {
+	good := cty.NullVal(cty.Bool)
+	if l.Good != nil {
+		good = cty.BoolVal(*l.Good)
+	}
+	return cty.ObjectVal(map[string]cty.Value{
+		"concurrency": cty.NumberIntVal(int64(l.Concurrency)),
+		"rate":        cty.NumberFloatVal(l.Rate),
+		"metrics":     metricsValue(l.Metrics, nil),
+		"good":        good,
+	})
 }
 
 // keepLoad keeps a load's result as the step's metrics, notes and

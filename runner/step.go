@@ -82,6 +82,8 @@ type stepRun struct {
 	stats    map[string]events.MetricStats
 	notes    map[string]string
 	requests []events.Request
+	levels   []events.Level // a sweep's or a search's
+	best     *int           // the best of levels
 	load     map[string]string // a load's decoded config, as the record keeps it (recordedConfig)
 	// inputs redacts the step's errors: its action's sensitive inputs,
 	// then the guard; probeInputs the same for each probe.
@@ -196,6 +198,7 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 			out.Notes = s.notes
 		}
 		out.Requests = s.requests
+		out.Levels, out.Best = s.levels, s.best
 		out.Load = s.load
 		out.Left = s.left
 		if s.cfg != nil {
@@ -349,6 +352,13 @@ func (s *stepRun) selfValues() map[string]cty.Value {
 	}
 	if len(s.metrics) > 0 || len(s.stats) > 0 {
 		self["metrics"] = metricsValue(s.metrics, s.stats)
+	}
+	if len(s.levels) > 0 {
+		self["levels"] = levelsValue(s.levels)
+		self["best"] = cty.NullVal(cty.DynamicPseudoType)
+		if s.best != nil {
+			self["best"] = levelValue(s.levels[*s.best])
+		}
 	}
 	return self
 }

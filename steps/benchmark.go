@@ -46,6 +46,8 @@ func benchmarkKind() Kind {
 		},
 		Self: []schema.Output{
 			{Name: "metrics", Type: cty.DynamicPseudoType, Doc: "NAME -> number; with repeat, NAME -> {values, median, min, max, stddev}"},
+			{Name: "levels", Type: cty.DynamicPseudoType, Doc: "a sweep's levels (concurrency or rate a list) or a goodput search's probes, in order: each {concurrency, rate, metrics, good}; metrics is then the last level's"},
+			{Name: "best", Type: cty.DynamicPseudoType, Doc: "of levels, the one with the most of the load's throughput (http: requests_per_s, openai: output_tokens_per_s), or the highest rate a search found good; null when none"},
 			{Name: "exit_code", Type: cty.Number, Doc: "the command's exit status (0 for a load)"},
 			{Name: "stdout", Type: cty.String, Doc: "the command's standard output"},
 		},

@@ -17,7 +17,7 @@ import (
 // ReportHTML renders a report (records.BuildReport) as one self-contained
 // HTML page: no script, no request for anything, the charts inline SVG
 // (package charts), so it reads offline and attaches to anything. The
-// sections have ids (attempts, metrics, latency, timeline) for whoever
+// sections have ids (attempts, metrics, sweeps, latency, timeline) for whoever
 // links into them, and the tests find them by.
 func ReportHTML(r records.Report, generated time.Time) ([]byte, error) {
 	page := reportPage{Plan: r.Plan, Generated: generated.UTC().Format("2006-01-02 15:04 UTC"), Attempts: len(r.Table.Rows)}
@@ -49,6 +49,24 @@ func ReportHTML(r records.Report, generated time.Time) ([]byte, error) {
 		}
 		svg, err := charts.Bars(title, "ms", names, values)
 		if err := page.add(&page.Latency, title, svg, err); err != nil {
+			return nil, err
+		}
+	}
+	for _, sw := range r.Sweeps {
+		c := charts.Chart{Title: fmt.Sprintf("%s: %s against %s", sw.Step, sw.Y, sw.X), X: sw.X, Y: sw.Y}
+		for _, cv := range sw.Curves {
+			name := "#" + strconv.Itoa(cv.Attempt)
+			if cv.Partial {
+				name += " (partial)"
+			}
+			se := charts.Series{Name: name, Front: true}
+			for _, p := range cv.Points {
+				se.Points = append(se.Points, charts.Point{X: p.X, Y: p.Y, Label: p.Level + goodMark(p.Good)})
+			}
+			c.Series = append(c.Series, se)
+		}
+		svg, err := charts.Lines(c)
+		if err := page.add(&page.Sweeps, c.Title, svg, err); err != nil {
 			return nil, err
 		}
 	}
@@ -103,6 +121,19 @@ func ReportMarkdown(r records.Report) (string, error) {
 			}
 			d.table(g)
 		}
+		if len(r.Sweeps) > 0 {
+			d.heading(2, "Sweeps")
+			for _, sw := range r.Sweeps {
+				d.heading(3, fmt.Sprintf("%s: %s against %s", sw.Step, sw.Y, sw.X))
+				g := &grid{head: []string{"attempt", "level", sw.X, sw.Y}}
+				for _, cv := range sw.Curves {
+					for _, p := range cv.Points {
+						g.add("#"+strconv.Itoa(cv.Attempt), p.Level+goodMark(p.Good), metricText(p.X, cv.Partial), metricText(p.Y, cv.Partial))
+					}
+				}
+				d.table(g)
+			}
+		}
 		if len(r.Latencies) > 0 {
 			d.heading(2, "Latency distributions (ms)")
 			g := &grid{head: []string{"attempt", "step", "of"}}
@@ -137,6 +168,17 @@ func ReportMarkdown(r records.Report) (string, error) {
 	})
 }
 
+// goodMark marks a goodput search's levels: good or not.
+func goodMark(good *bool) string {
+	switch {
+	case good == nil:
+		return ""
+	case *good:
+		return " good"
+	}
+	return " not good"
+}
+
 func metricText(v float64, partial bool) string {
 	if partial {
 		return Metric(v) + " (partial)"
@@ -163,7 +205,7 @@ type reportPage struct {
 	Attempts                   int
 	Head                       []string
 	Rows                       [][]string
-	Metrics, Latency, Timeline []reportChart
+	Metrics, Sweeps, Latency, Timeline []reportChart
 }
 
 // reportChart is one chart of the page: its SVG (made by package charts,
@@ -219,6 +261,12 @@ figcaption, .none { color: #666; font-size: 0.9em; }
 {{if .Metrics}}<section id="metrics">
 <h2>Metrics across attempts</h2>
 <div class="charts">{{range .Metrics}}<figure class="chart">{{if .SVG}}{{.SVG}}{{else}}<p class="none">{{.None}}</p>{{end}}<figcaption>{{.Title}}</figcaption></figure>
+{{end}}</div>
+</section>
+{{end}}{{if .Sweeps}}<section id="sweeps">
+<h2>Sweeps: throughput against latency</h2>
+<p>Each level of a sweep is a point, labelled by its concurrency or rate; the dashed line is each attempt's Pareto front (no other level has both more throughput and less latency).</p>
+<div class="charts">{{range .Sweeps}}<figure class="chart">{{if .SVG}}{{.SVG}}{{else}}<p class="none">{{.None}}</p>{{end}}<figcaption>{{.Title}}</figcaption></figure>
 {{end}}</div>
 </section>
 {{end}}{{if .Latency}}<section id="latency">

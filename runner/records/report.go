@@ -2,7 +2,10 @@ package records
 
 import (
 	"slices"
+	"strconv"
 	"strings"
+
+	"lockstep/runner/events"
 )
 
 // Report is what `lockstep report` shows of a plan's attempts, as data:
@@ -14,7 +17,42 @@ type Report struct {
 	Table     Table
 	Metrics   []MetricSeries
 	Latencies []Latency
+	Sweeps    []Sweep
 	Timelines []Timeline
+}
+
+// Sweep is one latency against one throughput across the levels of a
+// benchmark step that swept (or searched), one curve per attempt that
+// ran it: TTFT p99 and ITL p99 against output tokens/s for an openai
+// load, latency p99 against requests/s for an http one.
+type Sweep struct {
+	Step   string // "benchmark.sweep"
+	X, Y   string // metric names: "output_tokens_per_s", "ttft_p99_ms"
+	Curves []Curve
+}
+
+// Curve is one attempt's levels of a sweep, in the order they ran.
+type Curve struct {
+	Attempt int
+	Points  []SweepPoint
+	Partial bool
+}
+
+// SweepPoint is one level: what it ran at and the two metrics.
+type SweepPoint struct {
+	Level string // "c=8", "12.5/s"
+	X, Y  float64
+	Good  *bool // a goodput search's verdict on the level
+}
+
+// sweepAxes are the curves a sweep is drawn as, by the throughput its
+// levels report: the first whose metrics a level has.
+var sweepAxes = []struct {
+	x  string
+	ys []string
+}{
+	{"output_tokens_per_s", []string{"ttft_p99_ms", "itl_p99_ms"}},
+	{"requests_per_s", []string{"latency_p99_ms"}},
 }
 
 // MetricSeries is one metric's value in each attempt that measured it.
@@ -115,7 +153,56 @@ func BuildReport(atts []*Attempt, metrics []string) Report {
 		}
 		r.Timelines = append(r.Timelines, t)
 	}
+	r.Sweeps = sweeps(atts)
 	return r
+}
+
+// sweeps gathers the curves of every step that ran levels, in plan
+// order, one Sweep per step and latency.
+func sweeps(atts []*Attempt) []Sweep {
+	var out []Sweep
+	at := map[string]int{} // step and y -> index in out
+	for _, a := range atts {
+		for _, s := range a.Steps {
+			if s.Outcome == nil || len(s.Outcome.Levels) == 0 {
+				continue
+			}
+			lv := s.Outcome.Levels
+			for _, ax := range sweepAxes {
+				if _, ok := lv[0].Metrics[ax.x]; !ok {
+					continue
+				}
+				for _, y := range ax.ys {
+					c := Curve{Attempt: a.Number, Partial: s.Outcome.Partial}
+					for _, l := range lv {
+						yv, ok := l.Metrics[y]
+						if !ok {
+							continue
+						}
+						c.Points = append(c.Points, SweepPoint{Level: levelLabel(l), X: l.Metrics[ax.x], Y: yv, Good: l.Good})
+					}
+					key := s.Addr + " " + y
+					i, ok := at[key]
+					if !ok {
+						i = len(out)
+						at[key] = i
+						out = append(out, Sweep{Step: s.Addr, X: ax.x, Y: y})
+					}
+					out[i].Curves = append(out[i].Curves, c)
+				}
+				break
+			}
+		}
+	}
+	return out
+}
+
+// levelLabel names a level as a chart labels its point: c=8, or 12.5/s.
+func levelLabel(l events.Level) string {
+	if l.Rate > 0 {
+		return strconv.FormatFloat(l.Rate, 'g', 4, 64) + "/s"
+	}
+	return "c=" + strconv.Itoa(l.Concurrency)
 }
 
 // latencies finds the distributions among a benchmark step's metrics:
