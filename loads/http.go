@@ -21,20 +21,20 @@ import (
 //
 // A Go caller may leave fields zero: Run takes them from HTTPDefaults.
 type HTTP struct {
-	URL         string            `hcl:"url,required" doc:"URL; 127.0.0.1 is the target's loopback"`
-	Method      string            `hcl:"method" doc:"HTTP method" default:"GET, or POST with a body"`
-	Headers     map[string]string `hcl:"headers" doc:"request headers"`
-	Body        string            `hcl:"body" doc:"request body"`
+	URL     string            `hcl:"url,required" doc:"URL; 127.0.0.1 is the target's loopback"`
+	Method  string            `hcl:"method" doc:"HTTP method" default:"GET, or POST with a body"`
+	Headers map[string]string `hcl:"headers" doc:"request headers"`
+	Body    string            `hcl:"body" doc:"request body"`
 	// Concurrencies and Rates are the plan's concurrency and rate: one
 	// number each, the level Concurrency and Rate hold, or a list, a
 	// sweep (RunLevels). A Go caller sets Concurrency and Rate.
-	Concurrencies Levels `hcl:"concurrency" doc:"connections (closed model), or requests in flight at most (open model); a list, such as [1, 8, 64], sweeps them"`
-	Rates         Levels `hcl:"rate" doc:"arrivals per second, evenly spaced (open model); a list sweeps them; unset: each connection sends when its last request ends"`
-	Duration    time.Duration     `hcl:"duration" doc:"how long to measure, after the warm-up" default:"10s, when requests is unset"`
-	Requests    int               `hcl:"requests" doc:"how many requests to measure (open model: arrivals, sent or dropped)"`
-	Warmup      time.Duration     `hcl:"warmup" doc:"how long to send requests before measuring, not counted (a duration)"`
-	Ramp        time.Duration     `hcl:"ramp" doc:"how long the load grows to its level before the warm-up, not counted: connections start one by one (closed model), the rate grows linearly from 0 (open model)"`
-	Timeout     time.Duration     `hcl:"timeout" doc:"how long one request may take, connect included"`
+	Concurrencies Levels        `hcl:"concurrency" doc:"connections (closed model), or requests in flight at most (open model); a list, such as [1, 8, 64], sweeps them"`
+	Rates         Levels        `hcl:"rate" doc:"arrivals per second, evenly spaced (open model); a list sweeps them; unset: each connection sends when its last request ends"`
+	Duration      time.Duration `hcl:"duration" doc:"how long to measure, after the warm-up" default:"10s, when requests is unset"`
+	Requests      int           `hcl:"requests" doc:"how many requests to measure (open model: arrivals, sent or dropped)"`
+	Warmup        time.Duration `hcl:"warmup" doc:"how long to send requests before measuring, not counted (a duration)"`
+	Ramp          time.Duration `hcl:"ramp" doc:"how long the load grows to its level before the warm-up, not counted: connections start one by one (closed model), the rate grows linearly from 0 (open model)"`
+	Timeout       time.Duration `hcl:"timeout" doc:"how long one request may take, connect included"`
 
 	Concurrency int     // the level Run runs: connections, or in flight at most
 	Rate        float64 // arrivals per second; 0: the closed model

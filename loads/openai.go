@@ -54,20 +54,20 @@ import (
 //
 // A Go caller may leave fields zero: Run takes them from OpenAIDefaults.
 type OpenAI struct {
-	URL          string        `hcl:"url,required" doc:"completions or chat completions URL; 127.0.0.1 is the target's loopback"`
-	Model        string        `hcl:"model" doc:"model name sent in each request" default:"the first model the server's /v1/models names"`
-	Stream       bool          `hcl:"stream" doc:"stream responses (needed for tpot and itl)"`
+	URL    string `hcl:"url,required" doc:"completions or chat completions URL; 127.0.0.1 is the target's loopback"`
+	Model  string `hcl:"model" doc:"model name sent in each request" default:"the first model the server's /v1/models names"`
+	Stream bool   `hcl:"stream" doc:"stream responses (needed for tpot and itl)"`
 	// Concurrencies and Rates are the plan's concurrency and rate: one
 	// number each, the level Concurrency and Rate hold, or a list, a
 	// sweep (RunLevels); a goodput search reads Rates as its bounds.
-	Concurrencies Levels `hcl:"concurrency" doc:"requests in flight at once (closed model), or at most (open model); a list, such as [1, 8, 64], sweeps them"`
-	Rates         Levels `hcl:"rate" doc:"arrivals per second, a Poisson process (open model); a list sweeps them, and with goodput_target, [LOW, HIGH] bounds the search; unset: each request sent when one ends"`
-	Requests     int           `hcl:"requests" doc:"how many requests to measure" default:"1000, when duration is unset"`
-	Duration     time.Duration `hcl:"duration" doc:"how long to measure, after the warm-up"`
-	Warmup       time.Duration `hcl:"warmup" doc:"how long to send requests before measuring, not counted (a duration)"`
-	Ramp         time.Duration `hcl:"ramp" doc:"how long the load grows to its level before the warm-up, not counted: requests start one by one (closed model), the rate grows linearly from 0 (open model)"`
-	PromptTokens int           `hcl:"prompt_tokens" doc:"words in each generated prompt, about one token each" default:"128, without a dataset"`
-	Dataset      string        `hcl:"dataset" doc:"prompts from a file: ShareGPT JSON, or JSON lines of {\"prompt\"}, {\"messages\"}, {\"conversations\"} or {\"input_tokens\"}, each with an optional output_tokens" default:"none: generated prompts"`
+	Concurrencies Levels        `hcl:"concurrency" doc:"requests in flight at once (closed model), or at most (open model); a list, such as [1, 8, 64], sweeps them"`
+	Rates         Levels        `hcl:"rate" doc:"arrivals per second, a Poisson process (open model); a list sweeps them, and with goodput_target, [LOW, HIGH] bounds the search; unset: each request sent when one ends"`
+	Requests      int           `hcl:"requests" doc:"how many requests to measure" default:"1000, when duration is unset"`
+	Duration      time.Duration `hcl:"duration" doc:"how long to measure, after the warm-up"`
+	Warmup        time.Duration `hcl:"warmup" doc:"how long to send requests before measuring, not counted (a duration)"`
+	Ramp          time.Duration `hcl:"ramp" doc:"how long the load grows to its level before the warm-up, not counted: requests start one by one (closed model), the rate grows linearly from 0 (open model)"`
+	PromptTokens  int           `hcl:"prompt_tokens" doc:"words in each generated prompt, about one token each" default:"128, without a dataset"`
+	Dataset       string        `hcl:"dataset" doc:"prompts from a file: ShareGPT JSON, or JSON lines of {\"prompt\"}, {\"messages\"}, {\"conversations\"} or {\"input_tokens\"}, each with an optional output_tokens" default:"none: generated prompts"`
 	// DatasetFormat, SharedPrefixTokens, PrefixGroups, Prompts and Turns
 	// are workloads.Config's: see that package.
 	DatasetFormat      string `hcl:"dataset_format" doc:"the dataset's format: sharegpt or jsonl" default:"told from the file's first byte"`
@@ -80,17 +80,17 @@ type OpenAI struct {
 	Expect             string `hcl:"expect" doc:"regular expression answers are matched against (answers_matching_share)"`
 	// A request meets the service-level objective (goodput) when its TTFT
 	// and TPOT are within these limits, in ms; zero means no limit.
-	TTFTLimitMS  float64           `hcl:"ttft_limit_ms" doc:"goodput: a request whose first token takes longer (ms) is not good"`
-	TPOTLimitMS  float64           `hcl:"tpot_limit_ms" doc:"goodput: a request whose time per output token is longer (ms) is not good"`
+	TTFTLimitMS float64 `hcl:"ttft_limit_ms" doc:"goodput: a request whose first token takes longer (ms) is not good"`
+	TPOTLimitMS float64 `hcl:"tpot_limit_ms" doc:"goodput: a request whose time per output token is longer (ms) is not good"`
 	// GoodputTarget, SearchProbes and SearchTolerance make the load a
 	// goodput search (goodput.go).
-	GoodputTarget   float64 `hcl:"goodput_target" doc:"search the highest rate, within rate = [LOW, HIGH], at which this share of arrivals is good (max_goodput_rate), such as 0.99"`
-	SearchProbes    int     `hcl:"search_probes" doc:"goodput search: levels probed at most, the bounds included"`
-	SearchTolerance float64 `hcl:"search_tolerance" doc:"goodput search: stop when the highest good rate and the lowest bad one are this close, as a share of the good one"`
-	ExtraBody    cty.Value         `hcl:"extra_body" doc:"object merged into each request body (null removes a key)"`
-	Headers      map[string]string `hcl:"headers" doc:"request headers"`
-	KeepRequests bool              `hcl:"keep_requests" doc:"record each request (times, status, tokens) in the attempt"`
-	Timeout      time.Duration     `hcl:"timeout" doc:"how long one request may take"`
+	GoodputTarget   float64           `hcl:"goodput_target" doc:"search the highest rate, within rate = [LOW, HIGH], at which this share of arrivals is good (max_goodput_rate), such as 0.99"`
+	SearchProbes    int               `hcl:"search_probes" doc:"goodput search: levels probed at most, the bounds included"`
+	SearchTolerance float64           `hcl:"search_tolerance" doc:"goodput search: stop when the highest good rate and the lowest bad one are this close, as a share of the good one"`
+	ExtraBody       cty.Value         `hcl:"extra_body" doc:"object merged into each request body (null removes a key)"`
+	Headers         map[string]string `hcl:"headers" doc:"request headers"`
+	KeepRequests    bool              `hcl:"keep_requests" doc:"record each request (times, status, tokens) in the attempt"`
+	Timeout         time.Duration     `hcl:"timeout" doc:"how long one request may take"`
 
 	Concurrency int     // the level Run runs: requests in flight, or at most
 	Rate        float64 // arrivals per second; 0: the closed model

@@ -82,8 +82,8 @@ type stepRun struct {
 	stats    map[string]events.MetricStats
 	notes    map[string]string
 	requests []events.Request
-	levels   []events.Level // a sweep's or a search's
-	best     *int           // the best of levels
+	levels   []events.Level    // a sweep's or a search's
+	best     *int              // the best of levels
 	load     map[string]string // a load's decoded config, as the record keeps it (recordedConfig)
 	// inputs redacts the step's errors: its action's sensitive inputs,
 	// then the guard; probeInputs the same for each probe.

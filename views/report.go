@@ -201,10 +201,10 @@ func reportTable(t records.Table) (head []string, rows [][]string) {
 }
 
 type reportPage struct {
-	Plan, Generated            string
-	Attempts                   int
-	Head                       []string
-	Rows                       [][]string
+	Plan, Generated                    string
+	Attempts                           int
+	Head                               []string
+	Rows                               [][]string
 	Metrics, Sweeps, Latency, Timeline []reportChart
 }
 
