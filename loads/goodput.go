@@ -46,7 +46,8 @@ const (
 	defaultSearchTolerance = 0.05
 )
 
-func searchGoodput(ctx context.Context, o *OpenAI, run func(int, Level) (LevelResult, error), keep func(LevelResult), out Levelled) (Levelled, error) {
+// searchGoodput runs the search's probes, keeping each in out.
+func searchGoodput(ctx context.Context, o *OpenAI, run func(int, Level) (LevelResult, error), keep func(LevelResult), out *Levelled) error {
 	o2 := o.resolved()
 	base := o2.sweepOf().levels()[0]
 	lo, hi := o2.Rates[0], o2.Rates[1]
@@ -75,27 +76,27 @@ func searchGoodput(ctx context.Context, o *OpenAI, run func(int, Level) (LevelRe
 		}
 		return ok, nil
 	}
-	finish := func(why string) (Levelled, error) {
+	finish := func(why string) error {
 		out.Metrics = map[string]float64{"max_goodput_rate": good}
 		out.Notes = map[string]string{"goodput_search": why}
-		return out, nil
+		return nil
 	}
 	ok, err := probe(lo)
 	if err != nil {
-		return out, err
+		return err
 	}
 	if !ok {
 		return finish(fmt.Sprintf("not even the lower bound, %v/s, held a good share of %v", lo, o2.GoodputTarget))
 	}
 	if ok, err = probe(hi); err != nil {
-		return out, err
+		return err
 	}
 	if ok {
 		return finish(fmt.Sprintf("the upper bound, %v/s, held a good share of %v: the server may sustain more", hi, o2.GoodputTarget))
 	}
 	for len(out.Levels) < probes && (bad-good) > tol*good {
 		if _, err := probe((good + bad) / 2); err != nil {
-			return out, err
+			return err
 		}
 	}
 	return finish(fmt.Sprintf("between %v/s (good) and %v/s (not) after %s probes", good, bad, strconv.Itoa(len(out.Levels))))

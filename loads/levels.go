@@ -255,7 +255,8 @@ func RunLevels(ctx context.Context, cfg Config, dial Dialer, progress func(Level
 		}
 	}
 	if g, ok := cfg.(*OpenAI); ok && g.GoodputTarget > 0 {
-		return searchGoodput(ctx, g, run, keep, out)
+		err := searchGoodput(ctx, g, run, keep, &out)
+		return out, err
 	}
 	key := s.throughput()
 	for i, l := range s.sweepOf().levels() {

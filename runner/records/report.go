@@ -1,6 +1,7 @@
 package records
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,7 +32,8 @@ type Sweep struct {
 	Curves []Curve
 }
 
-// Curve is one attempt's levels of a sweep, in the order they ran.
+// Curve is one attempt's levels of a sweep, in increasing level (a
+// search's probes come out of order).
 type Curve struct {
 	Attempt int
 	Points  []SweepPoint
@@ -174,6 +176,11 @@ func sweeps(atts []*Attempt) []Sweep {
 				}
 				for _, y := range ax.ys {
 					c := Curve{Attempt: a.Number, Partial: s.Outcome.Partial}
+					// In the order of their level: a search probes out of order.
+					lv := slices.Clone(lv)
+					slices.SortStableFunc(lv, func(a, b events.Level) int {
+						return cmp.Or(cmp.Compare(a.Rate, b.Rate), cmp.Compare(a.Concurrency, b.Concurrency))
+					})
 					for _, l := range lv {
 						yv, ok := l.Metrics[y]
 						if !ok {
