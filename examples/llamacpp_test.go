@@ -65,6 +65,7 @@ func TestLlamaCpp(t *testing.T) {
 		wants: []string{
 			"launch.server: confirmed", "wait.ready: confirmed", "assert.config_runs: confirmed",
 			"assert.answers: confirmed", "benchmark.throughput: confirmed", "output_tokens_per_s=", "ttft_p99_ms=",
+			"benchmark.sweep: confirmed",
 		},
 		matrix: "parallel",
 		values: []string{"1", "2"},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -94,14 +95,24 @@ func checkModel(concurrency int, rate float64, requests int, timeout time.Durati
 // Summary is what explain says of the load.
 func (h *HTTP) Summary() string {
 	c := h.resolved()
-	return levelsSummary(c.sweepOf(), modelSummary(c.Concurrency, c.Rate, "evenly spaced", c.Ramp, c.Warmup, c.Duration, c.Requests, defaultDuration))
+	con, rate := summaryLevel(c.sweepOf())
+	return levelsSummary(c.sweepOf(), modelSummary(con, rate, "evenly spaced", c.Ramp, c.Warmup, c.Duration, c.Requests, defaultDuration))
 }
 
 // modelSummary says a load's model and limits in a line.
+// In a sweep the swept one says so: concurrency 0 is "the level's", and
+// a rate below 0 too (summaryLevel).
 func modelSummary(concurrency int, rate float64, arrivals string, ramp, warmup, duration time.Duration, requests int, defDuration time.Duration) string {
-	s := fmt.Sprintf("closed model, %d in flight", concurrency)
-	if rate > 0 {
-		s = fmt.Sprintf("open model, %v/s %s, at most %d in flight", rate, arrivals, concurrency)
+	c, r := strconv.Itoa(concurrency), fmt.Sprintf("%v/s", rate)
+	if concurrency == 0 {
+		c = "the level's concurrency"
+	}
+	if rate < 0 {
+		r = "the level's rate"
+	}
+	s := "closed model, " + c + " in flight"
+	if rate != 0 {
+		s = fmt.Sprintf("open model, %s %s, at most %s in flight", r, arrivals, c)
 	}
 	switch {
 	case duration > 0 && requests > 0:
@@ -122,6 +133,19 @@ func modelSummary(concurrency int, rate float64, arrivals string, ramp, warmup, 
 		s += " after a " + schema.ShowDuration(warmup) + " warm-up"
 	}
 	return s
+}
+
+// summaryLevel is the concurrency and rate modelSummary says: the swept
+// one as "the level's".
+func summaryLevel(s sweep) (int, float64) {
+	c, r := *s.concurrency, *s.rate
+	if len(*s.lists[0]) > 1 {
+		c = 0
+	}
+	if len(*s.lists[1]) > 1 || s.search != nil && *s.search > 0 {
+		r = -1
+	}
+	return c, r
 }
 
 // levelsSummary says a sweep's levels before the model of one: "4

@@ -209,17 +209,14 @@ func (o *OpenAI) extra() (map[string]any, error) {
 
 // Summary is what explain says of the load.
 func (o *OpenAI) Summary() string {
-	c := *o
-	c.sweepOf().resolve()
-	s := modelSummary(c.Concurrency, c.Rate, "Poisson", c.Ramp, c.Warmup, c.Duration, c.Requests, 0)
-	if o.Duration == 0 && o.Requests == 0 {
-		s = strings.TrimSuffix(s, ", ") + fmt.Sprintf(", %d requests", defaultOpenAIRequests)
-	}
+	c := o.resolved() // the requests when neither limit is set
+	con, rate := summaryLevel(c.sweepOf())
+	s := modelSummary(con, rate, "Poisson", c.Ramp, c.Warmup, c.Duration, c.Requests, 0)
 	if o.Stream {
 		s += ", streamed"
 	}
 	if o.GoodputTarget > 0 && len(o.Rates) == 2 {
-		return fmt.Sprintf("a goodput search of the highest rate in %s at which %v of arrivals are good, at most %d probes, each: %s", o.Rates.Show(), o.GoodputTarget, o.SearchProbes, strings.Replace(s, fmt.Sprintf("open model, %v/s", c.Rate), "open model", 1))
+		return fmt.Sprintf("a goodput search of the highest rate in %s at which %v of arrivals are good, at most %d probes, each: %s", o.Rates.Show(), o.GoodputTarget, o.SearchProbes, s)
 	}
 	return levelsSummary(c.sweepOf(), s)
 }
