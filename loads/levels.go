@@ -243,7 +243,7 @@ func RunLevels(ctx context.Context, cfg Config, dial Dialer, progress func(Level
 		}
 		res, err := one.Run(ctx, dial, pf)
 		lr := LevelResult{Level: l, Result: res}
-		if err != nil && ctx.Err() == nil && len(s.sweepOf().levels()) > 1 {
+		if err != nil && ctx.Err() == nil {
 			err = fmt.Errorf("level %d (%s): %w", i+1, l, err)
 		}
 		return lr, err
@@ -259,7 +259,9 @@ func RunLevels(ctx context.Context, cfg Config, dial Dialer, progress func(Level
 		return out, err
 	}
 	key := s.throughput()
-	for i, l := range s.sweepOf().levels() {
+	// The levels of the config as it runs: the attribute not swept is a
+	// plan's single value (Concurrencies, Rates), resolved into its level.
+	for i, l := range s.Resolved().(swept).sweepOf().levels() {
 		lr, err := run(i, l)
 		if err != nil {
 			if ctx.Err() != nil && len(lr.Result.Metrics) > 0 {

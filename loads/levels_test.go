@@ -83,6 +83,21 @@ func TestRunLevelsRunsEachLevel(t *testing.T) {
 	if !seen[0] || !seen[1] {
 		t.Errorf("progress came for levels %v, want 0 and 1", seen)
 	}
+
+	// A rate sweep keeps the plan's one concurrency at every level.
+	h := HTTPDefaults()
+	hs := loadtest.NewHTTP()
+	defer hs.Close()
+	h.URL, h.Concurrencies, h.Rates, h.Requests = hs.URL, Levels{3}, Levels{200, 400}, 10
+	lv, err = RunLevels(t.Context(), h, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range lv.Levels {
+		if want := (Level{Concurrency: 3, Rate: h.Rates[i]}); l.Level != want || l.Result.Metrics["requests"] != 10 {
+			t.Errorf("level %d: %+v with %v requests, want %+v with 10", i, l.Level, l.Result.Metrics["requests"], want)
+		}
+	}
 }
 
 // The search, on a server whose arrivals are good up to 37/s: the answer

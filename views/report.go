@@ -74,6 +74,7 @@ func ReportHTML(r records.Report, generated time.Time) ([]byte, error) {
 	for _, t := range r.Timelines {
 		for _, s := range t.Spans {
 			spans = append(spans, charts.Span{Row: "#" + strconv.Itoa(t.Attempt), Name: s.Step, Start: s.Start, End: s.End, Outcome: s.Status})
+			page.Spans = append(page.Spans, []string{"#" + strconv.Itoa(t.Attempt), s.Step, strconv.FormatFloat(s.Start, 'f', 2, 64) + "s", tookSeconds(s.End - s.Start), terminal.Printable(s.Status)})
 		}
 	}
 	svg, err := charts.Timeline("where the time went", spans)
@@ -160,13 +161,16 @@ func ReportMarkdown(r records.Report) (string, error) {
 		for _, t := range r.Timelines {
 			var parts []string
 			for _, s := range t.Spans {
-				parts = append(parts, fmt.Sprintf("%s %s %s", s.Step, took(time.Duration((s.End-s.Start)*float64(time.Second))), s.Status))
+				parts = append(parts, fmt.Sprintf("%s %s %s", s.Step, tookSeconds(s.End-s.Start), s.Status))
 			}
 			g.add("#"+strconv.Itoa(t.Attempt), t.Status, strings.Join(parts, "; "))
 		}
 		d.table(g)
 	})
 }
+
+// tookSeconds is a span's length as the tables show a duration.
+func tookSeconds(s float64) string { return took(time.Duration(s * float64(time.Second))) }
 
 // goodMark marks a goodput search's levels: good or not.
 func goodMark(good *bool) string {
@@ -206,6 +210,9 @@ type reportPage struct {
 	Head                               []string
 	Rows                               [][]string
 	Metrics, Sweeps, Latency, Timeline []reportChart
+	// Spans are the timeline's steps as a table: attempt, step, start,
+	// took, outcome.
+	Spans [][]string
 }
 
 // reportChart is one chart of the page: its SVG (made by package charts,
@@ -278,7 +285,13 @@ figcaption, .none { color: #666; font-size: 0.9em; }
 <h2>Where the time went</h2>
 <div class="charts">{{range .Timeline}}<figure class="chart">{{if .SVG}}{{.SVG}}{{else}}<p class="none">{{.None}}</p>{{end}}</figure>
 {{end}}</div>
-</section>
+{{if .Spans}}<table class="spans">
+<thead><tr><th>attempt</th><th>step</th><th>started</th><th>took</th><th>outcome</th></tr></thead>
+<tbody>
+{{range .Spans}}<tr class="span">{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table>
+{{end}}</section>
 </body>
 </html>
 `))
