@@ -213,17 +213,26 @@ func levelLabel(l events.Level) string {
 }
 
 // latencies finds the distributions among a benchmark step's metrics:
-// every PREFIX_p50_ms with its siblings.
+// every PREFIX_p50_ms (the http load's) or PREFIX_median_ms (the openai
+// load's, bench_serving's names) with its siblings.
 func latencies(attempt int, s *Step) []Latency {
 	var out []Latency
 	for name := range s.Outcome.Metrics {
 		of, ok := strings.CutSuffix(name, "_p50_ms")
+		median := false
 		if !ok {
-			continue
+			if of, ok = strings.CutSuffix(name, "_median_ms"); !ok {
+				continue
+			}
+			median = true
 		}
 		l := Latency{Attempt: attempt, Step: s.Addr, Of: of, Partial: s.Outcome.Partial}
 		for _, q := range quantiles {
-			if v, ok := s.Outcome.Metrics[of+"_"+q+"_ms"]; ok {
+			suffix := q
+			if q == "p50" && median {
+				suffix = "median"
+			}
+			if v, ok := s.Outcome.Metrics[of+"_"+suffix+"_ms"]; ok {
 				l.Quantiles = append(l.Quantiles, Quantile{Name: q, MS: v})
 			}
 		}
