@@ -221,3 +221,25 @@ func TestRampedPoisson(t *testing.T) {
 		t.Errorf("%d arrivals in the second after the ramp, want about 1000", inLast)
 	}
 }
+
+// Cut short in its second level, a sweep returns the first level whole
+// and the second as far as it got, with the context's error.
+func TestRunLevelsCutShort(t *testing.T) {
+	srv := loadtest.NewOpenAI(loadtest.OpenAIConfig{TTFT: time.Millisecond, ITL: 20 * time.Millisecond, Tokens: 50, Usage: true})
+	defer srv.Close()
+	cfg := OpenAIDefaults()
+	cfg.URL, cfg.Concurrencies, cfg.Requests, cfg.MaxTokens = srv.URL+"/v1/chat/completions", Levels{1, 2, 4}, 4, 50
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	lv, err := RunLevels(ctx, cfg, nil, func(p LevelProgress) {
+		if p.Index == 1 && p.Done > 0 {
+			cancel()
+		}
+	}, func(lr LevelResult) {})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	if len(lv.Levels) != 2 || lv.Levels[0].Result.Metrics["completed"] != 4 || lv.Levels[1].Level.Concurrency != 2 {
+		t.Fatalf("levels %+v: want the first whole and the second partial", lv.Levels)
+	}
+}
