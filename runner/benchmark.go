@@ -120,9 +120,13 @@ func (s *stepRun) runLevels(ctx, outer context.Context, l loads.Config) (events.
 			LastLine: fmt.Sprintf("level %d: %s", p.Index+1, p.Level),
 		}})
 	}, nil)
-	for _, lr := range lv.Levels {
+	for i, lr := range lv.Levels {
 		levels = append(levels, events.Level{Concurrency: lr.Level.Concurrency, Rate: lr.Level.Rate, Metrics: lr.Result.Metrics, Good: lr.Good})
+		from := len(s.requests)
 		s.keepLoad(lr.Result)
+		for j := from; j < len(s.requests); j++ {
+			s.requests[j].Level = i
+		}
 	}
 	s.levels = levels
 	s.metrics = maps.Clone(s.metrics) // the last level's, which the search's answer joins

@@ -205,6 +205,9 @@ type LeftProcess struct {
 // Request is one request of a load, times in milliseconds from the start
 // of the measured run.
 type Request struct {
+	// Level is, in a sweep or a search, the level's index in Levels
+	// (StartMS is then from the start of that level's measured run).
+	Level        int     `json:"level,omitempty"`
 	StartMS      float64 `json:"start_ms"`
 	Status       int     `json:"status"`
 	Error        string  `json:"error,omitempty"`
