@@ -204,6 +204,23 @@ func sweeps(atts []*Attempt) []Sweep {
 	return out
 }
 
+// LevelColumns are the metrics a table of levels shows: the throughput
+// and latencies a sweep is drawn with, and errors.
+func LevelColumns(levels []events.Level) []string {
+	if len(levels) == 0 {
+		return nil
+	}
+	for _, ax := range sweepAxes {
+		if _, ok := levels[0].Metrics[ax.x]; ok {
+			return append(append([]string{ax.x}, ax.ys...), "errors")
+		}
+	}
+	return []string{"errors"}
+}
+
+// LevelLabel names a level as a chart labels its point: c=8, or 12.5/s.
+func LevelLabel(l events.Level) string { return levelLabel(l) }
+
 // levelLabel names a level as a chart labels its point: c=8, or 12.5/s.
 func levelLabel(l events.Level) string {
 	if l.Rate > 0 {
