@@ -120,11 +120,17 @@ variable "requests" {
 variable "sweep" {
   type        = list(number)
   default     = [1, 2, 4, 8]
-  description = "concurrencies the sweep runs, one after another, var.requests requests each"
+  description = "concurrencies the sweep runs, one after another, var.sweep_requests requests each"
   validation {
     condition     = length(var.sweep) >= 1 && length([for c in var.sweep : c if c < 1 || floor(c) != c]) == 0
     error_message = "sweep lists whole concurrencies, 1 or more."
   }
+}
+
+variable "sweep_requests" {
+  type        = number
+  default     = 16
+  description = "requests each level of the sweep measures: at least its concurrency, or the level never has that many in flight"
 }
 
 variable "min_output_tokens_per_s" {
@@ -382,14 +388,14 @@ step "benchmark" "sweep" {
     model         = local.alias
     stream        = true
     concurrency   = var.sweep
-    requests      = var.requests
+    requests      = var.sweep_requests
     prompt_tokens = 32
-    max_tokens    = 16
+    max_tokens    = 8
     extra_body    = { ignore_eos = true, temperature = 0 }
   }
 
   postcondition {
-    condition     = length(self.levels) == length(var.sweep) && !contains([for l in self.levels : l.metrics.errors == 0 && l.metrics.completed == var.requests], false)
+    condition     = length(self.levels) == length(var.sweep) && !contains([for l in self.levels : l.metrics.errors == 0 && l.metrics.completed == var.sweep_requests], false)
     error_message = "a level of the sweep had failed requests"
   }
   postcondition {
