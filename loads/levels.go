@@ -242,6 +242,9 @@ func RunLevels(ctx context.Context, cfg Config, dial Dialer, progress func(Level
 			pf = func(p Progress) { progress(LevelProgress{Progress: p, Index: i, Level: l}) }
 		}
 		res, err := one.Run(ctx, dial, pf)
+		for j := range res.Requests {
+			res.Requests[j].Level = i
+		}
 		lr := LevelResult{Level: l, Result: res}
 		if err != nil && ctx.Err() == nil {
 			err = fmt.Errorf("level %d (%s): %w", i+1, l, err)
