@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -39,6 +40,11 @@ type Local struct {
 
 	mu       sync.Mutex
 	launched map[int]*localLaunch // by pid
+
+	// scanMu guards ages, the processes the last scans saw (scan).
+	scanMu sync.Mutex
+	ages   map[int]procAge
+	agesAt time.Time // when a scan last read every process
 }
 
 var _ Target = (*Local)(nil)
@@ -439,7 +445,7 @@ const localStopPoll = 20 * time.Millisecond
 // already showed the mark, its environment (readable for our own user's
 // processes, or every process when root).
 func (l *Local) Members(ctx context.Context, p Process) ([]ProcessInfo, error) {
-	scan, err := scanLocal(ctx, p.Mark, p.StartTime)
+	scan, err := l.scan(ctx, p.Mark, p.StartTime)
 	if err != nil {
 		return nil, fmt.Errorf("members of pid %d: %w", p.PID, err)
 	}
@@ -455,41 +461,194 @@ func (l *Local) Members(ctx context.Context, p Process) ([]ProcessInfo, error) {
 	return ms, nil
 }
 
-// scanLocal reads every process's stat and whether it carries mark. A
-// process that started before since (the launch's first process) cannot
-// carry it, and its limits and environment are not read: most of the
-// machine's processes, and most of a scan's cost.
-func scanLocal(ctx context.Context, mark string, since uint64) ([]procSeen, error) {
+// scan reads, for every process that started at or after since, its
+// stat and whether it carries mark. A process that started before since
+// (the launch's first process) is left out: it cannot carry the mark,
+// and it can be in none of the launch's groups or sessions (the launch's
+// first process leads a session of its own, and a process joins neither
+// another session nor a group outside its own), nor descend from one of
+// its processes (a parent is older than its child, and an orphan goes to
+// an ancestor). Which processes are older is known without reading them
+// again (ages): a process keeps the identity getdents gives its /proc
+// directory for its life, so a look for what a run step's command left
+// reads the files of the processes started since, not the machine's
+// every one.
+func (l *Local) scan(ctx context.Context, mark string, since uint64) ([]procSeen, error) {
 	lim, limited := markLimit(mark)
+	d, err := openProcDir()
+	if err != nil {
+		return nil, err
+	}
+	defer d.close()
+	ents, err := d.list()
+	if err != nil {
+		return nil, err
+	}
+	l.scanMu.Lock()
+	defer l.scanMu.Unlock()
+	now := time.Now()
+	known := l.ages
+	if now.Sub(l.agesAt) > procAgesFor {
+		known, l.agesAt = nil, now
+	}
+	ages := make(map[int]procAge, len(ents))
 	var out []procSeen
-	err := eachLocalProcess(func(pid int) error {
+	for _, e := range ents {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
-		st, err := readLocalStat(pid)
+		if a, ok := known[e.pid]; ok && a.ino == e.ino && a.start < since {
+			ages[e.pid] = a
+			continue
+		}
+		b, err := d.read(e.pid, "stat")
 		if err != nil {
-			return nil // gone meanwhile
+			continue // gone meanwhile
+		}
+		st, err := parseStat(b)
+		if err != nil {
+			continue
+		}
+		if e.ino > 1 { // 1: the kernel could not make the directory's inode
+			ages[e.pid] = procAge{ino: e.ino, start: st.StartTime}
+		}
+		if st.StartTime < since {
+			continue
 		}
 		s := procSeen{stat: st, command: procCommand(nil, st.Comm)}
-		if st.StartTime < since {
-			out = append(out, s)
-			return nil
-		}
-		dir := filepath.Join(localProcRoot, strconv.Itoa(pid))
 		if limited {
-			if b, err := os.ReadFile(filepath.Join(dir, "limits")); err == nil {
+			if b, err := d.read(e.pid, "limits"); err == nil {
 				s.marked = limitsMarked(b, lim)
 			}
 		}
 		if !s.marked && mark != "" {
-			if b, err := os.ReadFile(filepath.Join(dir, "environ")); err == nil {
+			if b, err := d.read(e.pid, "environ"); err == nil {
 				s.marked = environMarked(b, mark)
 			}
 		}
 		out = append(out, s)
-		return nil
-	})
-	return out, err
+	}
+	l.ages = ages
+	return out, nil
+}
+
+// procAge is a process as a scan last saw it: the inode number of its
+// /proc directory and its start time. The kernel gives a /proc/PID
+// directory a fresh inode number when it makes it (and drops it when
+// the process exits), so the same pid under the same number is the same
+// process.
+type procAge struct{ ino, start uint64 }
+
+// procAgesFor is how long a scan trusts the ages of earlier ones before
+// it reads every process again: the inode numbers come from a 32-bit
+// counter the kernel shares among pipes, sockets and /proc, which cannot
+// come round to the same number for the same pid in that time.
+const procAgesFor = 10 * time.Second
+
+// procDir reads the small files of /proc/PID through one descriptor of
+// /proc and one buffer: an openat, a read and a close for a stat, where
+// os.ReadFile also makes the poller's fcntl and epoll_ctl, an fstat and a
+// second read, and allocates the file and its contents.
+type procDir struct {
+	fd  int
+	buf []byte
+}
+
+func openProcDir() (*procDir, error) {
+	fd, err := unix.Open(localProcRoot, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", localProcRoot, err)
+	}
+	return &procDir{fd: fd, buf: make([]byte, 4096)}, nil
+}
+
+func (d *procDir) close() { unix.Close(d.fd) }
+
+// procEntry is a process's directory in /proc: its pid and the inode
+// number getdents gives it.
+type procEntry struct {
+	pid int
+	ino uint64
+}
+
+// list lists the processes of /proc by pid, with their directories'
+// inode numbers (which os.File.ReadDir does not give).
+func (d *procDir) list() ([]procEntry, error) {
+	var out []procEntry
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := unix.Getdents(d.fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", localProcRoot, err)
+		}
+		if n <= 0 {
+			break
+		}
+		// struct linux_dirent64: ino (8 bytes), off (8), reclen (2),
+		// type (1), then the name, NUL-terminated.
+		for b := buf[:n]; len(b) >= 19; {
+			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+			if reclen < 19 || reclen > len(b) {
+				return nil, fmt.Errorf("list %s: a directory entry of %d bytes", localProcRoot, reclen)
+			}
+			name := b[19:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			if pid, err := strconv.Atoi(string(name)); err == nil && pid > 0 {
+				out = append(out, procEntry{pid: pid, ino: binary.NativeEndian.Uint64(b[0:8])})
+			}
+			b = b[reclen:]
+		}
+	}
+	slices.SortFunc(out, func(a, b procEntry) int { return a.pid - b.pid })
+	return out, nil
+}
+
+// read returns /proc/PID/name, valid until the next read. A process gone
+// (before the open or during the read) gives an error wrapping
+// fs.ErrNotExist.
+func (d *procDir) read(pid int, name string) ([]byte, error) {
+	fd, err := unix.Openat(d.fd, strconv.Itoa(pid)+"/"+name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	for err == unix.EINTR {
+		fd, err = unix.Openat(d.fd, strconv.Itoa(pid)+"/"+name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return nil, procErr(pid, name, err)
+	}
+	defer unix.Close(fd)
+	n := 0
+	for {
+		if n == len(d.buf) {
+			d.buf = append(d.buf, make([]byte, len(d.buf))...)
+		}
+		m, err := unix.Read(fd, d.buf[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, procErr(pid, name, err)
+		}
+		n += m
+		// A stat is one line the kernel writes whole: a read that did not
+		// fill the buffer and ends the line has it all, without the
+		// second read that would return 0.
+		if m == 0 || (name == "stat" && n < len(d.buf) && n > 0 && d.buf[n-1] == '\n') {
+			return d.buf[:n], nil
+		}
+	}
+}
+
+// procErr is the error of reading /proc/PID/name: fs.ErrNotExist for a
+// process that is gone (ENOENT before the open, ESRCH after it).
+func procErr(pid int, name string, err error) error {
+	if err == unix.ENOENT || err == unix.ESRCH {
+		return fmt.Errorf("pid %d: %w", pid, fs.ErrNotExist)
+	}
+	return fmt.Errorf("read %s/%d/%s: %w", localProcRoot, pid, name, err)
 }
 
 // Stop ends every member of the launch p: SIGTERM and SIGCONT (a stopped
