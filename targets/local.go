@@ -78,9 +78,9 @@ const localRunWaitDelay = 2 * time.Second
 func (l *Local) Name() string { return "local" }
 
 // Run runs c.Line with /bin/sh -c in a session (so a process group) of
-// its own, stdin from /dev/null, marked as Start marks a launch: the
-// command runs behind the same gate, so it and everything it starts carry
-// Result.Mark from its first instruction, and Members finds what it left
+// its own, stdin from /dev/null, marked as Start marks a launch
+// (startMarked), so it and everything it starts carry Result.Mark from
+// its first instruction, and Members finds what it left
 // running once it has exited. When ctx ends, the shell's group is killed
 // (SIGKILL), then every process carrying the mark (SIGTERM, SIGKILL): a
 // child that moved to a session of its own (setsid) or was orphaned by a
@@ -99,15 +99,10 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 	if err != nil {
 		return Result{ExitCode: -1}, fmt.Errorf("run: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", localGate, localGateName)
-	cmd.Env = localEnviron(gateEnv(c, mark))
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", c.Line)
+	cmd.Env = localEnviron(markedEnv(c, mark))
 	cmd.Dir = c.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	g, err := newMarkGate(cmd)
-	if err != nil {
-		return Result{ExitCode: -1}, fmt.Errorf("run: %w", err)
-	}
-	defer g.close()
 	cmd.Cancel = func() error {
 		// The shell leads its group (Setsid), so -pid is the group; then
 		// by the mark, for what left the group.
@@ -121,18 +116,14 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := startMarked(cmd, mark); err != nil {
 		return Result{ExitCode: -1}, fmt.Errorf("run: %w", err)
 	}
-	// The gate holds the shell until released: its stat is there to read.
+	// Not reaped before Wait: its stat is there to read, if only as a
+	// zombie's.
 	var started uint64
 	if st, err := readLocalStat(cmd.Process.Pid); err == nil {
 		started = st.StartTime
-	}
-	if err := g.release(cmd.Process.Pid, mark); err != nil {
-		_ = cmd.Cancel()
-		_ = cmd.Wait()
-		return Result{ExitCode: -1, Mark: mark, Started: started}, fmt.Errorf("run: %w", err)
 	}
 	err = cmd.Wait()
 	res := Result{Stdout: stdout.b, Stderr: stderr.b, Duration: time.Since(start), ExitCode: -1, Mark: mark, Started: started}
@@ -160,13 +151,11 @@ const localRunStopWait = 10 * time.Second
 // the process to lockstep: no pipe, no controlling terminal, no
 // parent-death signal, so it outlives lockstep when nobody stops it.
 //
-// The shell first waits on a pipe while lockstep sets its mark limit
-// (prlimit), then execs /bin/sh -c c.Line in place: the command runs
-// marked from its first instruction, under the pid Start returns.
+// The shell carries the mark from its first instruction (startMarked),
+// under the pid Start returns.
 //
-// Process.Command is /proc's command line once the command's shell runs;
-// it is the shell's or, when the shell has already exec'd a simple
-// command, that command's. Start returns once the process exists, whether
+// Process.Command is /proc's command line as Start returns: the shell's
+// or, when the shell has already exec'd a simple command, that command's. Start returns once the process exists, whether
 // or not the command will be found: a missing command shows as an exit
 // (127) in Inspect.
 func (l *Local) Start(ctx context.Context, c Command, log string) (Process, error) {
@@ -204,37 +193,27 @@ func (l *Local) Start(ctx context.Context, c Command, log string) (Process, erro
 	}
 	defer in.Close()
 	// Not CommandContext: ctx bounds the start, not the process's life.
-	cmd := exec.Command("/bin/sh", "-c", localGate, localGateName)
-	cmd.Env = localEnviron(gateEnv(c, mark))
+	cmd := exec.Command("/bin/sh", "-c", c.Line)
+	cmd.Env = localEnviron(markedEnv(c, mark))
 	cmd.Dir = c.Dir
 	// Files, not writers: the child gets the descriptors themselves and
 	// no goroutine of ours copies its output.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	g, err := newMarkGate(cmd)
-	if err != nil {
-		return Process{}, fmt.Errorf("start: %w", err)
-	}
-	defer g.close()
-	if err := cmd.Start(); err != nil {
+	if err := startMarked(cmd, mark); err != nil {
 		return Process{}, fmt.Errorf("start: %w", err)
 	}
 	pid := cmd.Process.Pid
-	fail := func(err error) (Process, error) {
+	// Until Wait below, the child cannot be reaped, so its /proc entry is
+	// there even if it has already exited. Start has returned once the
+	// shell was exec'd: its command line is the command's.
+	st, cmdline, err := readLocalProc(pid)
+	if err != nil {
+		// It may have started children already; they carry the mark.
+		_ = l.Stop(context.WithoutCancel(ctx), Process{PID: pid, PGID: pid, Mark: mark}, 0)
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		return Process{}, fmt.Errorf("start: %w", err)
-	}
-	if err := g.release(pid, mark); err != nil {
-		return fail(err)
-	}
-	// Until Wait below, the child cannot be reaped, so its /proc entry is
-	// there even if it has already exited.
-	st, cmdline, err := readLocalExec(ctx, pid)
-	if err != nil {
-		// Released: it may have started children already; they carry the mark.
-		_ = l.Stop(context.WithoutCancel(ctx), Process{PID: pid, PGID: pid, Mark: mark}, 0)
-		return fail(fmt.Errorf("read the new process: %w", err))
+		return Process{}, fmt.Errorf("start: read the new process: %w", err)
 	}
 	ln := &localLaunch{startTime: st.StartTime, done: make(chan struct{})}
 	l.mu.Lock()
@@ -279,94 +258,61 @@ func createLog(path string) (*os.File, error) {
 	return os.OpenFile(path, flags, 0o644)
 }
 
-// gateEnv is the environment of a marked command's gate: the command
-// line (which the gate takes out before it execs the command's shell),
-// the mark, and c.Env.
-func gateEnv(c Command, mark string) map[string]string {
-	env := map[string]string{localCommandEnv: c.Line, markEnv(mark): "1"}
+// markedEnv is the environment of a marked command: the mark and c.Env.
+func markedEnv(c Command, mark string) map[string]string {
+	env := map[string]string{markEnv(mark): "1"}
 	maps.Copy(env, c.Env)
 	return env
 }
 
-// markGate holds a command (cmd, /bin/sh -c localGate) on a pipe at its
-// fd 3 until release has marked it: Start's and Run's processes carry
-// their mark from their first instruction.
-type markGate struct {
-	r, w *os.File
-}
+// forkMu is held while lockstep carries a command's mark itself
+// (startMarked), and by whatever else of this package starts a process
+// on this machine, which would inherit the mark if it forked then.
+var forkMu sync.Mutex
 
-// newMarkGate gives cmd the gate's pipe; call before cmd.Start.
-func newMarkGate(cmd *exec.Cmd) (*markGate, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	cmd.ExtraFiles = []*os.File{r} // fd 3
-	return &markGate{r: r, w: w}, nil
-}
-
-// release sets the mark limit of the gate's process pid, started since,
-// and lets it run the command.
-func (g *markGate) release(pid int, mark string) error {
-	g.r.Close() // the child has its own copy
+// startMarked starts cmd marked from its first instruction with mark's
+// RLIMIT_RTTIME soft limit: lockstep takes the limit itself for the
+// moment of the fork (a child inherits its parent's limits, as every
+// process the command starts then inherits its), and puts its own back
+// once the child exists. Nothing runs before the command is marked, and
+// no shell stands between lockstep and the command's: one exec, not two.
+// The limit limits nothing (see markLimitBase), in lockstep as in the
+// command. A hard limit below the mark (set by whoever started lockstep)
+// leaves the command marked by its environment, group and session alone.
+func startMarked(cmd *exec.Cmd, mark string) error {
 	lim, _ := markLimit(mark)
-	var old unix.Rlimit
-	if err := unix.Prlimit(pid, unix.RLIMIT_RTTIME, nil, &old); err != nil {
-		return fmt.Errorf("read the new process's limits: %w", err)
+	forkMu.Lock()
+	defer forkMu.Unlock()
+	var own unix.Rlimit
+	if err := unix.Prlimit(0, unix.RLIMIT_RTTIME, nil, &own); err != nil {
+		return fmt.Errorf("read lockstep's limits: %w", err)
 	}
-	// A hard limit below the mark (set by whoever started lockstep) leaves
-	// the process marked by its environment, group and session alone.
-	if old.Max >= lim {
-		if err := unix.Prlimit(pid, unix.RLIMIT_RTTIME, &unix.Rlimit{Cur: lim, Max: old.Max}, nil); err != nil {
-			return fmt.Errorf("mark the new process: %w", err)
+	if own.Max < lim {
+		return cmd.Start()
+	}
+	if err := unix.Prlimit(0, unix.RLIMIT_RTTIME, &unix.Rlimit{Cur: lim, Max: own.Max}, nil); err != nil {
+		return fmt.Errorf("mark the new process: %w", err)
+	}
+	err := cmd.Start()
+	if rerr := unix.Prlimit(0, unix.RLIMIT_RTTIME, &own, nil); rerr != nil {
+		// Lowering a soft limit within its hard limit is always allowed;
+		// if it were not, the command would not run beside a mark it
+		// cannot be told from.
+		if err == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
 		}
+		return errors.Join(err, fmt.Errorf("take back lockstep's own limit: %w", rerr))
 	}
-	if _, err := g.w.Write([]byte("go\n")); err != nil {
-		return fmt.Errorf("release the new process: %w", err)
-	}
-	return g.w.Close()
+	return err
 }
 
-func (g *markGate) close() {
-	g.r.Close()
-	g.w.Close()
-}
-
-// localGate is the first shell of a launch or a run: it waits until
-// lockstep has set its mark, then becomes the command's shell. The
-// command comes in the environment and leaves it before the exec, so
-// that the command line /proc shows, and a process probe matches, is the
-// command's alone.
-const localGate = `IFS= read -r _ <&3 || exit 126
-exec 3<&-
-c=$` + localCommandEnv + `
-unset ` + localCommandEnv + `
-exec /bin/sh -c "$c"`
-
-// localGateName is the gate's $0, by which readLocalExec knows it has
-// not yet exec'd the command's shell.
-const localGateName = "lockstep-gate"
-
-// localCommandEnv carries the command line to the gate.
-const localCommandEnv = "LOCKSTEP_COMMAND"
-
-// localExecWait bounds how long Start waits for the gate to exec the
-// command's shell (microseconds, unless the machine is swamped).
-const localExecWait = 2 * time.Second
-
-// readLocalExec reads the new process once the gate has exec'd the
-// command's shell (or exited), so Process.Command is the command's.
-func readLocalExec(ctx context.Context, pid int) (procStat, []byte, error) {
-	deadline := time.Now().Add(localExecWait)
-	for {
-		st, cmdline, err := readLocalProc(pid)
-		// Mid-exec the command line reads empty for a moment.
-		execd := len(cmdline) > 0 && !bytes.Contains(cmdline, []byte(localGateName))
-		if err != nil || st.Zombie() || execd || time.Now().After(deadline) || ctx.Err() != nil {
-			return st, cmdline, err
-		}
-		time.Sleep(time.Millisecond)
-	}
+// startUnmarked starts cmd, not marked: never while lockstep carries a
+// mark for a command of its own.
+func startUnmarked(cmd *exec.Cmd) error {
+	forkMu.Lock()
+	defer forkMu.Unlock()
+	return cmd.Start()
 }
 
 // localReapWait bounds how long Inspect waits for our reaper to collect a
