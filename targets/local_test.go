@@ -1071,7 +1071,7 @@ func FuzzLocalParseDiagMsg(f *testing.F) {
 }
 
 // BenchmarkLocalRun is the cost of a run (an exec probe's observation):
-// the command behind the mark gate, and with the look for what it left,
+// the command, marked at its fork, and with the look for what it left,
 // which the runner makes after every run step and exec probe.
 func BenchmarkLocalRun(b *testing.B) {
 	l := NewLocal()
