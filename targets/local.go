@@ -566,24 +566,34 @@ func (d *procDir) read(pid int, name string) ([]byte, error) {
 		return nil, procErr(pid, name, err)
 	}
 	defer unix.Close(fd)
+	b, err := readProcFD(fd, &d.buf, name == "stat")
+	if err != nil {
+		return nil, procErr(pid, name, err)
+	}
+	return b, nil
+}
+
+// readProcFD reads the /proc file open at fd to its end into *buf (grown
+// as needed). A stat (line) is one line the kernel writes whole: a read
+// that did not fill the buffer and ends the line has it all, without the
+// second read that would return 0.
+func readProcFD(fd int, buf *[]byte, line bool) ([]byte, error) {
 	n := 0
 	for {
-		if n == len(d.buf) {
-			d.buf = append(d.buf, make([]byte, len(d.buf))...)
+		if n == len(*buf) {
+			*buf = append(*buf, make([]byte, len(*buf))...)
 		}
-		m, err := unix.Read(fd, d.buf[n:])
+		b := *buf
+		m, err := unix.Read(fd, b[n:])
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return nil, procErr(pid, name, err)
+			return nil, err
 		}
 		n += m
-		// A stat is one line the kernel writes whole: a read that did not
-		// fill the buffer and ends the line has it all, without the
-		// second read that would return 0.
-		if m == 0 || (name == "stat" && n < len(d.buf) && n > 0 && d.buf[n-1] == '\n') {
-			return d.buf[:n], nil
+		if m == 0 || (line && n < len(b) && n > 0 && b[n-1] == '\n') {
+			return b[:n], nil
 		}
 	}
 }
@@ -1101,15 +1111,22 @@ func eachLocalProcess(fn func(pid int) error) error {
 }
 
 // readLocalStat reads and parses /proc/PID/stat; a process that is gone gives
-// an error wrapping fs.ErrNotExist.
+// an error wrapping fs.ErrNotExist. It reads as a scan does (procDir's
+// three system calls, not os.ReadFile's seven): Run reads its shell's,
+// Inspect a launch's at every look.
 func readLocalStat(pid int) (procStat, error) {
-	b, err := os.ReadFile(filepath.Join(localProcRoot, strconv.Itoa(pid), "stat"))
+	fd, err := unix.Open(filepath.Join(localProcRoot, strconv.Itoa(pid), "stat"), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	for err == unix.EINTR {
+		fd, err = unix.Open(filepath.Join(localProcRoot, strconv.Itoa(pid), "stat"), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	}
 	if err != nil {
-		// ESRCH: the process died between open and read.
-		if errors.Is(err, syscall.ESRCH) {
-			return procStat{}, fmt.Errorf("pid %d: %w", pid, fs.ErrNotExist)
-		}
-		return procStat{}, err
+		return procStat{}, procErr(pid, "stat", err)
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 1024)
+	b, err := readProcFD(fd, &buf, true)
+	if err != nil {
+		return procStat{}, procErr(pid, "stat", err)
 	}
 	return parseStat(b)
 }
