@@ -7,7 +7,10 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"lockstep/schema"
 )
 
 // Ref is one reference an expression makes, as Parse found it: which root
@@ -152,29 +155,94 @@ func (rs Refs) names(root string) []string {
 }
 
 // analysis is what Parse learned of the plan's expressions: each one's
-// references, by its range (no two expressions analysed share one), for
-// the checks.
-type analysis map[hcl.Range]Refs
-
-// of returns e's references, analysing it now if it was not (a target's
-// attributes).
-func (a analysis) of(e hcl.Expression) Refs {
-	if rs, ok := a[e.Range()]; ok {
-		return rs
-	}
-	return RefsOf(e)
+// references and function calls, for the checks. Each native-syntax
+// expression is walked once (exprScan) and each distinct reference text
+// read once.
+type analysis struct {
+	native map[hclsyntax.Expression]exprFacts // by identity (each is a pointer)
+	json   map[hcl.Range]exprFacts            // by range: no two expressions analysed share one
+	scan   exprScan
+	// refs holds the references read so far by their source text: a plan
+	// repeats the same few many times, and the same text makes the same
+	// reference, its place aside.
+	refs   map[string]Ref
+	source func(hcl.Range) []byte // the plan's text at a range, nil when elsewhere
 }
 
-func (a analysis) expr(e hcl.Expression) Refs {
+// exprFacts is what one expression reads and calls; calls is nil for an
+// expression in JSON syntax, whose evaluation reports unknown functions.
+type exprFacts struct {
+	refs  Refs
+	calls []*hclsyntax.FunctionCallExpr
+}
+
+// of returns what e reads and calls, analysing it now if it was not (a
+// target's attributes).
+func (a *analysis) of(e hcl.Expression) exprFacts {
+	var f exprFacts
+	var ok bool
+	if se, native := e.(hclsyntax.Expression); native {
+		f, ok = a.native[se]
+	} else {
+		f, ok = a.json[e.Range()]
+	}
+	if ok {
+		return f
+	}
+	return a.facts(e)
+}
+
+// facts analyses e: the one walk of its syntax tree, or of its
+// traversals in JSON syntax.
+func (a *analysis) facts(e hcl.Expression) exprFacts {
+	se, ok := e.(hclsyntax.Expression)
+	if !ok {
+		return exprFacts{refs: RefsOf(e)}
+	}
+	s := a.scan.scan(se)
+	var f exprFacts
+	if len(s.calls) > 0 {
+		f.calls = slices.Clone(s.calls)
+	}
+	if len(s.vars) > 0 {
+		f.refs = make(Refs, 0, len(s.vars))
+		for _, tr := range s.vars {
+			f.refs = f.refs.add(a.ref(tr))
+		}
+	}
+	return f
+}
+
+// ref is refOf(tr), its names shared with every reference of the same
+// source text.
+func (a *analysis) ref(tr hcl.Traversal) Ref {
+	text := a.source(tr.SourceRange())
+	if len(text) == 0 {
+		return refOf(tr)
+	}
+	if r, ok := a.refs[string(text)]; ok {
+		r.Traversal = tr
+		return r
+	}
+	r := refOf(tr)
+	a.refs[string(text)] = r
+	return r
+}
+
+func (a *analysis) expr(e hcl.Expression) Refs {
 	if e == nil {
 		return nil
 	}
-	rs := RefsOf(e)
-	a[e.Range()] = rs
-	return rs
+	f := a.facts(e)
+	if se, native := e.(hclsyntax.Expression); native {
+		a.native[se] = f
+	} else {
+		a.json[e.Range()] = f
+	}
+	return f.refs
 }
 
-func (a analysis) attrs(m map[string]hcl.Expression) map[string]Refs {
+func (a *analysis) attrs(m map[string]hcl.Expression) map[string]Refs {
 	out := make(map[string]Refs, len(m))
 	for name, e := range m {
 		out[name] = a.expr(e)
@@ -182,7 +250,7 @@ func (a analysis) attrs(m map[string]hcl.Expression) map[string]Refs {
 	return out
 }
 
-func (a analysis) condition(c *Condition) {
+func (a *analysis) condition(c *Condition) {
 	c.Refs, c.MessageRefs = a.expr(c.Condition), a.expr(c.ErrorMessage)
 }
 
@@ -190,8 +258,20 @@ func (a analysis) condition(c *Condition) {
 // local, condition, step attribute, probe and load, each step's Reads
 // (everything it reads) and each probe's Reads (the outputs its step
 // reads of it).
-func analyse(p *Plan) analysis {
-	a := analysis{}
+func analyse(p *Plan, source func(hcl.Range) []byte) *analysis {
+	// Sized for the plan: a map grown one insertion at a time copies
+	// itself again and again.
+	n := 2 * len(p.Locals)
+	for _, s := range p.Steps {
+		n += len(s.Attrs) + 2*(len(s.Postconditions)+len(s.AbortIfs))
+		for _, pr := range s.Probes {
+			n += len(pr.Attrs)
+		}
+		if s.Load != nil {
+			n += len(s.Load.Attrs)
+		}
+	}
+	a := &analysis{native: make(map[hclsyntax.Expression]exprFacts, n), json: map[hcl.Range]exprFacts{}, refs: map[string]Ref{}, source: source}
 	for _, v := range p.Variables {
 		for _, c := range v.Validations {
 			a.condition(c)
@@ -206,7 +286,7 @@ func analyse(p *Plan) analysis {
 	return a
 }
 
-func (a analysis) step(s *Step) {
+func (a *analysis) step(s *Step) {
 	s.AttrRefs = map[string]Refs{}
 	var all Refs
 	// Every attribute the step sets, whatever its kind (the constants
@@ -227,7 +307,7 @@ func (a analysis) step(s *Step) {
 	}
 	// What the conditions and progress read of the probes: each probe
 	// gathers only that.
-	checked := s.AttrRefs["progress"]
+	checked := slices.Clip(s.AttrRefs["progress"]) // its own array: checked grows
 	for _, c := range slices.Concat(s.Postconditions, s.AbortIfs) {
 		a.condition(c)
 		checked = checked.union(c.Refs).union(c.MessageRefs)
@@ -253,17 +333,6 @@ func (a analysis) step(s *Step) {
 			p.Reads[r.Attr] = true
 		}
 	}
-}
-
-// refs checks every reference in e against what ctx allows.
-func (c *checker) refs(e hcl.Expression, ctx refContext, stepIdx int) hcl.Diagnostics {
-	var diags hcl.Diagnostics
-	for _, r := range c.analysis.of(e) {
-		if d := c.ref(r.Traversal, ctx, stepIdx); d != nil {
-			diags = append(diags, d)
-		}
-	}
-	return diags
 }
 
 func attrAt(tr hcl.Traversal, i int) (string, bool) {
@@ -447,8 +516,8 @@ func (c *checker) metricRef(tr hcl.Traversal, i int, s *Step, what string, errd 
 		if k == nil {
 			return nil // the unknown kind is reported already
 		}
-		names := k.MetricNames()
-		if !slices.Contains(names, name) {
+		if !slices.ContainsFunc(k.Metrics, func(m schema.Metric) bool { return m.Name == name }) {
+			names := k.MetricNames()
 			return errd("Unknown metric",
 				fmt.Sprintf("A load %q reports no metric %q.%s Its metrics are %s.", s.Load.Kind, name, didYouMean(name, names), strings.Join(names, ", ")))
 		}
