@@ -89,6 +89,10 @@ func (s *SSH) Close() error {
 	defer s.mu.Unlock()
 	s.closed = true
 	if s.conn != nil {
+		// A cancelled call's kill script is ended before the connection:
+		// each waits at most a few seconds (killGroup).
+		s.conn.kills.Wait()
+		s.conn.endWatcher()
 		s.conn.end(errors.New("closed by lockstep"))
 	}
 	return nil

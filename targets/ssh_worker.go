@@ -148,7 +148,7 @@ func (c *sshConn) putWorker(w *worker) { c.workers.idle <- w }
 func (c *sshConn) dropWorker(w *worker, kill bool) {
 	w.sess.Close()
 	if kill && w.pid > 1 {
-		go killGroup(c, w.pid)
+		c.kills.Go(func() { killGroup(c, w.pid) })
 	}
 	<-c.workers.slots
 }

@@ -16,6 +16,7 @@ const (
 	Observed        Type = "observed"         // Step, Observation: one turn of a confirm loop
 	Progressed      Type = "progress"         // Step, Progress
 	StepFinished    Type = "step_finished"    // Step, Outcome
+	HostFinished    Type = "host_finished"    // Step, Host, Outcome: one host of a step on a fleet ended
 	ProcessStopped  Type = "process_stopped"  // Step (the launch), Cleanup
 	Warning         Type = "warning"          // Message
 	TargetOpened    Type = "target_opened"    // Message: where a target's steps run and how that was resolved
@@ -56,6 +57,10 @@ type Event struct {
 	Outcome     *Outcome     `json:"outcome,omitempty"`
 	Cleanup     *Cleanup     `json:"cleanup,omitempty"`
 	Message     string       `json:"message,omitempty"`
+	// Host is the host of a fleet an event is about (a step_action,
+	// a host_finished, a process_stopped, a warning); "" for the step as
+	// a whole.
+	Host string `json:"host,omitempty"`
 }
 
 // Step names the step an event is about.
@@ -97,6 +102,10 @@ type Action struct {
 	// Daemonized is set when the launch's command exited 0 into a daemon:
 	// PID, PGID and Command are then the daemon's, which the launch follows.
 	Daemonized bool `json:"daemonized,omitempty"`
+	// Host is the fleet host it ran on; Hosts, on the fleet step's own
+	// action, how many hosts it runs on (Command is then rank 0's).
+	Host  string `json:"host,omitempty"`
+	Hosts int    `json:"hosts,omitempty"`
 }
 
 // Observation is one turn of a confirm loop: what the probes read and what
@@ -186,6 +195,18 @@ type Outcome struct {
 	// not be written in full, so the verdict is not kept (the run exits 3
 	// whatever Status says); it says what was lost.
 	NotKept string `json:"not_kept,omitempty"`
+	// Hosts, for a step on a fleet, is each host's own outcome, in rank
+	// order: the step's Status is what the rule (max_failures,
+	// min_confirmed) made of them.
+	Hosts []HostOutcome `json:"hosts,omitempty"`
+}
+
+// HostOutcome is how one host of a step on a fleet ended, with its own
+// evidence and outputs.
+type HostOutcome struct {
+	Host string `json:"host"`
+	Rank int    `json:"rank"`
+	Outcome
 }
 
 // LeftProcess is a process a step's command left running.
@@ -241,6 +262,10 @@ type Cleanup struct {
 	Result  string   `json:"result"` // "stopped", "already exited with status 1", "kept running"
 	Log     string   `json:"log,omitempty"`
 	LogTail []string `json:"log_tail,omitempty"` // the last 40 lines of its log
+	Host    string   `json:"host,omitempty"`     // the fleet host it ran on
+	// Hosts is set on the one cleanup that sums up a launch on a fleet,
+	// after each host's own: how many hosts it ran on.
+	Hosts int `json:"hosts,omitempty"`
 }
 
 // Observer receives events in order. Emit must not block for long: the
