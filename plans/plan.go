@@ -71,7 +71,7 @@ type SSH struct {
 	// Hosts, set instead of Host, makes the target a fleet (fleet.go);
 	// ConfigFile is the ssh_config file hosts resolve through.
 	Hosts, ConfigFile hcl.Expression
-	DeclRange hcl.Range
+	DeclRange         hcl.Range
 }
 
 // Step is one step of the plan.
