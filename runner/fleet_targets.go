@@ -55,6 +55,9 @@ func OpenFleet(p *plans.Plan, s *plans.Scope) FleetOpener {
 			return nil, err
 		}
 		base.Env, base.Workdir = env, dir
+		// A host cut off fails its step at once (the fleet's rule
+		// decides), instead of redialing until the step's timeout.
+		base.NoReconnect = true
 		out := make([]FleetHost, len(hosts))
 		cfgs := make([]targets.SSHConfig, len(hosts))
 		hows := make([]string, len(hosts))

@@ -45,6 +45,10 @@ type SSHConfig struct {
 	// through (ssh -F FILE): ~/.ssh/config and /etc/ssh/ssh_config are
 	// then not read, as with ssh -F.
 	ConfigFile string
+	// NoReconnect: once the connection dropped, every call fails with
+	// ErrDisconnected and the drop's cause rather than dial again (a
+	// fleet's host, which the fleet gives up on at once).
+	NoReconnect bool
 }
 
 // How ResolveSSH read the user's configuration.

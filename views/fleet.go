@@ -2,6 +2,9 @@ package views
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 
 	"lockstep/runner/events"
@@ -68,8 +71,28 @@ func hostFailures(hs []events.HostOutcome) string {
 	return b.String()
 }
 
-// hostUsualCleanup is a host's cleanup that the launch's summary line
-// tells for every host.
-func hostUsualCleanup(res string) bool {
-	return res == "stopped" || strings.HasPrefix(res, "kept running") || strings.HasPrefix(res, "stopped (daemon")
+// showHosts is a fleet step's hosts in attempts show: a table of each
+// host's outcome and outputs, then each host's evidence.
+func showHosts(p doc, hs []events.HostOutcome) {
+	g := &grid{head: []string{"host", "rank", "outcome", "took", "reason", "outputs"}}
+	for _, h := range hs {
+		var outs []string
+		for _, k := range slices.Sorted(maps.Keys(h.Outputs)) {
+			outs = append(outs, k+"="+h.Outputs[k])
+		}
+		reason := h.Reason
+		if h.ErrorMessage != "" {
+			reason = h.ErrorMessage + ": " + reason
+		}
+		g.add(h.Host, strconv.Itoa(h.Rank), string(h.Status), took(h.Duration), terminal.PrintableCut(reason, terminal.MaxShownReason), strings.Join(outs, " "))
+	}
+	p.table(g)
+	for _, h := range hs {
+		if h.Evidence != nil && !hostStopped(&h.Outcome) {
+			showEvidence(p, h.Host+": ", h.Evidence)
+		}
+		if len(h.Left) > 0 {
+			p.fields(h.Host+": left running", leftLine(h.Left))
+		}
+	}
 }

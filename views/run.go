@@ -173,10 +173,7 @@ func eventLines(e events.Event, s style) []string {
 		return hostLines(p, e.Host, e.Outcome, s)
 	case events.ProcessStopped:
 		if e.Host != "" {
-			if hostUsualCleanup(e.Cleanup.Result) {
-				return nil // the launch's line for every host tells it
-			}
-			return []string{fmt.Sprintf("%s on %s: %s", p, e.Host, e.Cleanup.Result)}
+			return nil // the launch's line for all its hosts tells it
 		}
 		return []string{fmt.Sprintf("%s: %s", p, e.Cleanup.Result)}
 	case events.Warning:

@@ -25,7 +25,7 @@ var fleets sync.Map // *testscript.TestScript -> *netnstest.Fleet
 //	fleet start N           make N hosts n1..nN; the plans read them as
 //	                        var.hosts and var.fleet_config (LOCKSTEP_VAR_*)
 //	fleet linkdown HOST     cut HOST off (its link down); linkup brings it back
-//	fleet stopsshd HOST     stop HOST's sshd (open connections go on)
+//	fleet stopsshd HOST     stop HOST's sshd (open connections go on); startsshd starts it
 //	fleet waitfile HOST F   wait until /tmp/F exists on HOST (a probe said it runs)
 //	fleet touch HOST|all F  create /tmp/F on HOST, or on every host ("all", "-n3": all but n3)
 //	fleet procs             fail if a process other than sshd runs on a host
@@ -61,6 +61,8 @@ func fleetCmd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(host(args[1]).LinkUp(ctx))
 	case args[0] == "stopsshd" && len(args) == 2:
 		ts.Check(host(args[1]).StopSSHD())
+	case args[0] == "startsshd" && len(args) == 2:
+		ts.Check(host(args[1]).StartSSHD(ctx))
 	case args[0] == "waitfile" && len(args) == 3:
 		// The file is the event: a probe on the host made it.
 		path := filepath.Join(host(args[1]).Tmp, args[2])
