@@ -5,8 +5,8 @@
 #   ansible   ansible-playbook bench/fleet/playbook.yml, forks = 50,
 #             pipelining on, Ansible's own ControlMaster/ControlPersist; a
 #             cold run (first connections) and ROUNDS warm runs
-#   lockstep  the same two steps as a plan on a fleet target, once fleets
-#             exist (issue 16): see "LOCKSTEP SIDE" below
+#   lockstep  the same two steps as a plan on a fleet target
+#             (bench/fleet/fleet.hcl), one `lockstep run` each round
 # and what it costs to make and tear down the hosts themselves.
 #
 # Each host's ~/.bashrc reads as empty (a bind mount in the host's mount
