@@ -1,12 +1,9 @@
 package runner
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -356,6 +353,33 @@ func (s *stepRun) selfValues() map[string]cty.Value {
 	return self
 }
 
+// metricsValue is self.metrics: NAME -> number, or for a repeated
+// command NAME -> {values, median, min, max, stddev}.
+func metricsValue(m map[string]float64, stats map[string]events.MetricStats) cty.Value {
+	out := map[string]cty.Value{}
+	for k, v := range m {
+		out[k] = cty.NumberFloatVal(v)
+	}
+	for k, st := range stats {
+		vals := make([]cty.Value, len(st.Values))
+		for i, v := range st.Values {
+			vals[i] = cty.NumberFloatVal(v)
+		}
+		list := cty.ListValEmpty(cty.Number)
+		if len(vals) > 0 {
+			list = cty.ListVal(vals)
+		}
+		out[k] = cty.ObjectVal(map[string]cty.Value{
+			"values": list,
+			"median": cty.NumberFloatVal(st.Median),
+			"min":    cty.NumberFloatVal(st.Min),
+			"max":    cty.NumberFloatVal(st.Max),
+			"stddev": cty.NumberFloatVal(st.Stddev),
+		})
+	}
+	return cty.ObjectVal(out)
+}
+
 // record keeps a finished step's self outputs for later steps.
 func (r *run) record(s *stepRun) {
 	r.outputs[s.ev.Addr] = cty.ObjectVal(s.selfValues())
@@ -537,89 +561,6 @@ func (s *stepRun) noteInput(red *redactor, expr hcl.Expression, ectx *hcl.EvalCo
 	}
 }
 
-// command builds the step's command from command, env and workdir.
-func (s *stepRun) command() (targets.Command, string, error) {
-	cc, ok := s.cfg.(steps.CommandConfig)
-	if !ok {
-		return targets.Command{}, "", fmt.Errorf("a %s step runs no command", s.st.Kind)
-	}
-	// The command runs as its kind decoded it; evaluated again only to
-	// show it (sensitive parts as shown) and to teach the redactor.
-	_, shown, err := s.evalString(s.st.Command, s.evalContext(s.r.o.Scope))
-	if err != nil {
-		return targets.Command{}, "", fmt.Errorf("command: %w", err)
-	}
-	return cc.Cmd(), shown, nil
-}
-
-// act does the step's action, as its kind says (steps.Config.Act). done
-// is true when the step ended in it.
-func (s *stepRun) act(ctx, outer context.Context) (events.Outcome, bool) {
-	a := &actor{s: s, ctx: ctx, outer: outer}
-	done := s.cfg.Act(a)
-	return a.out, done
-}
-
-// actor does a kind's action for it (steps.Actor), for one call of act.
-type actor struct {
-	s          *stepRun
-	ctx, outer context.Context
-	out        events.Outcome
-}
-
-var _ steps.Actor = (*actor)(nil)
-
-func (a *actor) RunCommand() bool {
-	cmd, shown, err := a.s.command()
-	if err != nil {
-		a.out = a.s.errored(err)
-		return true
-	}
-	_, out, done := a.s.runCommand(a.ctx, a.outer, cmd, shown)
-	a.out = out
-	return done
-}
-
-func (a *actor) Launch() (done bool) {
-	a.out, done = a.s.launch(a.ctx, a.outer)
-	return done
-}
-
-func (a *actor) Benchmark() (done bool) {
-	a.out, done = a.s.benchmark(a.ctx, a.outer)
-	return done
-}
-
-// runCommand runs a step's command to completion, reports it, and keeps
-// its exit code and output as self. done is true when the step ended
-// (interrupted, timed out, a watched process died, or the target failed).
-func (s *stepRun) runCommand(ctx, outer context.Context, cmd targets.Command, shown string) (targets.Result, events.Outcome, bool) {
-	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown}})
-	res, err := s.t.Run(ctx, cmd)
-	// What it wrote is evidence if the step fails, also when the command
-	// was cut short.
-	s.cmdOut = &res
-	// Told after how it ended; looked for however it ended.
-	defer s.leftBy(ctx, res)
-	if ctx.Err() != nil {
-		return res, s.ended(ctx, outer), true
-	}
-	if err != nil {
-		return res, s.errored(err), true
-	}
-	self := commandSelf(res)
-	if err := plans.CheckValue(cty.ObjectVal(self)); err != nil {
-		return res, events.Outcome{Status: events.Failed, Reason: "the command's output is beyond a limit: " + err.Error(), Evidence: s.evidence(nil)}, true
-	}
-	for k, v := range self {
-		s.self[k] = v
-	}
-	code := res.ExitCode
-	// The command was shown as it started: this says only how it ended.
-	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{ExitCode: &code}})
-	return res, events.Outcome{}, false
-}
-
 // outputLines is how much of a failed command's stdout and stderr its
 // evidence shows, each.
 const outputLines = 20
@@ -662,140 +603,9 @@ func (s *stepRun) outputEvidence(out *events.Outcome) {
 // them: a line redrawn with \r (a progress bar) as its last drawing, each
 // line cut to a readable length.
 func outputTail(b []byte) []string {
-	lines := lastLines(string(b), outputLines)
+	lines := probes.TailOf(string(b), outputLines)
 	for i, l := range lines {
 		lines[i] = cut(l, 300)
 	}
 	return lines
-}
-
-func commandSelf(res targets.Result) map[string]cty.Value {
-	v := probes.CommandValue(res)
-	return v.AsValueMap()
-}
-
-func (s *stepRun) launch(ctx, outer context.Context) (events.Outcome, bool) {
-	cmd, shown, err := s.command()
-	if err != nil {
-		return s.errored(err), true
-	}
-	cfg := s.cfg.(*steps.LaunchConfig)
-	_, shownLog, err := s.evalString(s.st.Log, s.evalContext(s.r.o.Scope))
-	if err != nil {
-		return s.errored(fmt.Errorf("log: %w", err)), true
-	}
-	logPath := cfg.Log
-	if logPath == "" {
-		logPath = s.r.defaultLog(s.st)
-		shownLog = logPath
-	}
-	pidfile := cfg.Pidfile
-	marks := s.marks(ctx)
-	moved, proc, err := s.startFresh(ctx, cmd, logPath)
-	if err != nil {
-		if ctx.Err() != nil {
-			return s.ended(ctx, outer), true
-		}
-		return s.errored(fmt.Errorf("starting %q: %w", shown, err)), true
-	}
-	s.own = &launched{addr: s.ev.Addr, step: s.ev, target: s.t, proc: proc, keep: s.st.Keep || s.r.o.Keep, pidfile: pidfile, marks: marks}
-	if shownLog != logPath {
-		s.own.shownLog = shownLog
-	}
-	s.r.addLaunch(s.own)
-	s.ownLog = probes.FollowLaunch(s.t, proc, 0)
-	s.followers = append(s.followers, s.ownLog)
-	s.self["pid"] = cty.NumberIntVal(int64(proc.PID))
-	s.self["pgid"] = cty.NumberIntVal(int64(proc.PGID))
-	s.self["log_path"] = cty.StringVal(logPath)
-	if shownLog != logPath {
-		s.self["log_path"] = s.self["log_path"].Mark(plans.Sensitive)
-		moved = s.inputs.text(moved)
-	}
-	s.self["command"] = cty.StringVal(shown)
-	s.self["alive"] = cty.True
-	s.self["daemonized"] = cty.False
-	s.r.emit(events.Event{Type: events.StepAction, Step: &s.ev, Action: &events.Action{Command: shown, PID: proc.PID, PGID: proc.PGID, Log: shownLog, MovedLog: moved}})
-	return events.Outcome{}, false
-}
-
-// marks notes, before this launch starts, the files that later log
-// probes read with since = this launch: their size and identity now, so
-// those probes read what the files gained from here on (rotations
-// included). A path that cannot be evaluated yet, or a target that cannot
-// be reached, is left out: the probe then says so.
-func (s *stepRun) marks(ctx context.Context) map[string]targets.FileInfo {
-	marks := map[string]targets.FileInfo{}
-	for _, sp := range s.r.sinceProbes()[s.st.Addr()] {
-		expr := sp.probe.Attrs["path"]
-		ectx := s.r.o.Scope.EvalContext(map[string]cty.Value{"step": s.r.stepRoot(sp.probe.AttrRefs["path"].Steps())})
-		path, _, err := evalText(expr, ectx)
-		if err != nil || path == "" {
-			continue
-		}
-		t, err := s.r.target(sp.step.Target)
-		if err != nil {
-			continue
-		}
-		if fi, err := t.Stat(ctx, path); err == nil {
-			marks[probes.Mark(t.Name(), path)] = fi
-		}
-	}
-	return marks
-}
-
-// sinceProbe is a log probe with path that reads since a launch.
-type sinceProbe struct {
-	step  *plans.Step
-	probe *plans.Probe
-}
-
-// sinceProbes are the plan's log probes with path and since, by the
-// launch they read since: found once per run, not once per launch.
-func (r *run) sinceProbes() map[string][]sinceProbe {
-	if r.since == nil {
-		r.since = map[string][]sinceProbe{}
-		for _, st := range r.o.Plan.Steps {
-			for _, pb := range st.Probes {
-				if _, ok := pb.Attrs["path"]; ok && pb.Kind == "log" && pb.Since != "" {
-					r.since[pb.Since] = append(r.since[pb.Since], sinceProbe{st, pb})
-				}
-			}
-		}
-	}
-	return r.since
-}
-
-// startTries bounds how often a launch moves a log aside and starts again
-// because another launch created a new log at the path in between.
-const startTries = 5
-
-// startFresh moves an old log aside and starts the launch with a log of its
-// own: Start creates the file and refuses one that exists, so when
-// another launch (a second attempt at once) made one after the move, it
-// is moved aside too (that launch follows its file by identity, not by
-// name) and the start tried again. moved is the first file moved aside.
-func (s *stepRun) startFresh(ctx context.Context, cmd targets.Command, logPath string) (moved string, proc targets.Process, err error) {
-	for try := 1; ; try++ {
-		m, err := s.t.MoveAside(ctx, logPath)
-		if err != nil {
-			return moved, proc, fmt.Errorf("moving the old log aside: %w", err)
-		}
-		moved = cmp.Or(moved, m)
-		proc, err = s.t.Start(ctx, cmd, logPath)
-		if errors.Is(err, fs.ErrExist) && try < startTries {
-			continue
-		}
-		return moved, proc, err
-	}
-}
-
-// defaultLog is where a launch writes when its plan names no log: beside
-// the records on the local machine, under /tmp on a remote one.
-func (r *run) defaultLog(st *plans.Step) string {
-	name := st.Name + ".log"
-	if st.Target == "local" && r.o.LogDir != "" {
-		return filepath.Join(r.o.LogDir, name)
-	}
-	return filepath.Join("/tmp/lockstep", r.o.Plan.Name, name)
 }

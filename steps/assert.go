@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"context"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -35,4 +36,4 @@ func (*AssertConfig) ConfirmsFor(Shape) []string { return nil }
 // Once: an assert without a timeout checks a single time.
 func (c *AssertConfig) Once() bool                           { return c.Timeout == 0 }
 func (*AssertConfig) Conditions(Observed) []events.Condition { return nil }
-func (*AssertConfig) Act(Actor) bool                         { return false }
+func (*AssertConfig) Act(context.Context, Env) error         { return nil }

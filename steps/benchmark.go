@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
+	"lockstep/loads"
 	"lockstep/runner/events"
 	"lockstep/schema"
 )
@@ -121,4 +123,125 @@ func (*BenchmarkConfig) Once() bool { return true }
 // that fails, fails the step in its action.
 func (*BenchmarkConfig) Conditions(Observed) []events.Condition { return nil }
 
-func (*BenchmarkConfig) Act(a Actor) bool { return a.Benchmark() }
+// Act runs the load, or the command, repeat times, and keeps the
+// metrics; the confirm loop then judges them (thresholds are
+// postconditions).
+func (c *BenchmarkConfig) Act(ctx context.Context, env Env) error {
+	l, err := env.Load()
+	if err != nil {
+		return err
+	}
+	if l != nil {
+		return c.runLoad(ctx, env, *l)
+	}
+	return c.runCommand(ctx, env)
+}
+
+// runLoad runs the load repeat times. With repeat = N each metric is the
+// runs' summary, as a command benchmark's (keepRuns).
+func (c *BenchmarkConfig) runLoad(ctx context.Context, env Env, l Load) error {
+	env.Emit(events.Action{Command: fmt.Sprintf("load %q against %s", l.Kind, l.URL)})
+	runs := int(c.Repeat)
+	values := map[string][]float64{}
+	for i := range runs {
+		res, err := loadRun(ctx, env, l.Config)
+		if ctx.Err() != nil {
+			// Cut short: what the load measured until then is kept (the
+			// runner marks it partial; the thresholds are not judged on
+			// it). After some runs of a repeated load, theirs are kept.
+			switch {
+			case len(values) > 0:
+				keepRuns(env, values, runs)
+			case len(res.Metrics) > 0:
+				keepLoad(env, res)
+			}
+			return ctx.Err()
+		}
+		if err != nil {
+			if runs > 1 {
+				err = fmt.Errorf("run %d of %d: %w", i+1, runs, err)
+			}
+			return fmt.Errorf("load: %w", err)
+		}
+		keepLoad(env, res)
+		for k, v := range res.Metrics {
+			values[k] = append(values[k], v)
+		}
+	}
+	if runs > 1 {
+		keepRuns(env, values, runs)
+	}
+	return nil
+}
+
+// loadRun is one run of a load, its progress told as it goes.
+func loadRun(ctx context.Context, env Env, l loads.Config) (loads.Result, error) {
+	return l.Run(ctx, env.Target().Dial, func(p loads.Progress) {
+		env.Progress(events.Progress{Elapsed: p.Elapsed, Done: p.Done, Errors: p.Errors, Rate: p.Rate})
+	})
+}
+
+// keepLoad keeps one load run's result: its metrics are the step's, and
+// the record keeps what else it told.
+func keepLoad(env Env, res loads.Result) {
+	env.SetMetrics(res.Metrics, nil)
+	env.RecordLoad(res)
+}
+
+// runCommand runs the command repeat times and reads the metrics from
+// each run's output.
+func (c *BenchmarkConfig) runCommand(ctx context.Context, env Env) error {
+	shown, err := env.Shown("command")
+	if err != nil {
+		return err
+	}
+	cmd, specs := c.cmd(c.Command), env.MetricBlocks()
+	runs := int(c.Repeat)
+	values := map[string][]float64{}
+	for i := range runs {
+		res, err := runCommand(ctx, env, cmd, shown)
+		if err != nil {
+			if ctx.Err() != nil && len(values) > 0 {
+				// Cut short after some runs: theirs are kept, partial.
+				keepRuns(env, values, runs)
+			}
+			return err
+		}
+		if code := res.ExitCode; code != 0 {
+			// Its output is the evidence (Env.Ran).
+			return &Failure{Reason: fmt.Sprintf("run %d of %d exited with status %d", i+1, runs, code)}
+		}
+		m, err := loads.Extract(res.Stdout, specs)
+		if err != nil {
+			return &Failure{Reason: fmt.Sprintf("run %d of %d: %s", i+1, runs, err)}
+		}
+		for k, v := range m {
+			values[k] = append(values[k], v)
+		}
+		frac := float64(i+1) / float64(runs)
+		env.Progress(events.Progress{Fraction: &frac, Done: int64(i + 1)})
+	}
+	keepRuns(env, values, runs)
+	return nil
+}
+
+// keepRuns keeps the metrics of the action's runs: each one's value, or
+// after repeated runs their median and spread.
+func keepRuns(env Env, values map[string][]float64, runs int) {
+	metrics := map[string]float64{}
+	var stats map[string]events.MetricStats
+	for k, vs := range values {
+		if runs > 1 {
+			st := loads.Summarize(vs)
+			if stats == nil {
+				stats = map[string]events.MetricStats{}
+			}
+			stats[k] = events.MetricStats{Values: st.Values, Median: st.Median, Min: st.Min, Max: st.Max, Stddev: st.Stddev}
+			// The record and the tables show the median.
+			metrics[k] = st.Median
+			continue
+		}
+		metrics[k] = vs[0]
+	}
+	env.SetMetrics(metrics, stats)
+}

@@ -1,14 +1,21 @@
 package steps
 
 import (
+	"cmp"
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
+	"lockstep/probes"
 	"lockstep/runner/events"
 	"lockstep/schema"
+	"lockstep/targets"
 )
 
 // LaunchConfig is a launch step: a long-running process started
@@ -75,4 +82,90 @@ func (c *LaunchConfig) Conditions(o Observed) []events.Condition {
 	return []events.Condition{started, alive}
 }
 
-func (*LaunchConfig) Act(a Actor) bool { return a.Launch() }
+// Act starts the command, detached, writing a log of its own, and makes
+// it the step's launch: watched until the run ends, its log followed
+// (self.log).
+func (c *LaunchConfig) Act(ctx context.Context, env Env) error {
+	shown, err := env.Shown("command")
+	if err != nil {
+		return err
+	}
+	shownLog, err := env.Shown("log")
+	if err != nil {
+		return err
+	}
+	logPath := c.Log
+	if logPath == "" {
+		logPath = filepath.Join(env.LogDir(), env.Name()+".log")
+		shownLog = logPath
+	}
+	marks := sinceMarks(ctx, env)
+	t := env.Target()
+	// The one place the process comes into being; from here on the
+	// action watches it, follows its log and tells of it.
+	moved, proc, err := startFresh(ctx, t, c.cmd(c.Command), logPath)
+	if err != nil {
+		return fmt.Errorf("starting %q: %w", shown, err)
+	}
+	l := Launched{Process: proc, Pidfile: c.Pidfile, Marks: marks}
+	logVal := cty.StringVal(logPath)
+	if shownLog != logPath {
+		l.ShownLog = shownLog
+		logVal = env.Sensitive(logVal)
+		moved = env.Redact(moved)
+	}
+	env.Watch(l)
+	env.Follow(probes.FollowLaunch(t, proc, 0))
+	err = env.SetSelf(map[string]cty.Value{
+		"pid":        cty.NumberIntVal(int64(proc.PID)),
+		"pgid":       cty.NumberIntVal(int64(proc.PGID)),
+		"log_path":   logVal,
+		"command":    cty.StringVal(shown),
+		"alive":      cty.True,
+		"daemonized": cty.False,
+	})
+	if err != nil {
+		return err
+	}
+	env.Emit(events.Action{Command: shown, PID: proc.PID, PGID: proc.PGID, Log: shownLog, MovedLog: moved})
+	return nil
+}
+
+// sinceMarks notes, before this launch starts, the files that later log
+// probes read with since = this launch: their size and identity now, so
+// those probes read what the files gained from here on (rotations
+// included). A file that cannot be looked at now is left out: the probe
+// then says so.
+func sinceMarks(ctx context.Context, env Env) map[string]targets.FileInfo {
+	marks := map[string]targets.FileInfo{}
+	for _, f := range env.SinceFiles() {
+		if fi, err := f.Target.Stat(ctx, f.Path); err == nil {
+			marks[probes.Mark(f.Target.Name(), f.Path)] = fi
+		}
+	}
+	return marks
+}
+
+// startTries bounds how often a launch moves a log aside and starts again
+// because another launch created a new log at the path in between.
+const startTries = 5
+
+// startFresh moves an old log aside and starts the launch with a log of its
+// own: Start creates the file and refuses one that exists, so when
+// another launch (a second attempt at once) made one after the move, it
+// is moved aside too (that launch follows its file by identity, not by
+// name) and the start tried again. moved is the first file moved aside.
+func startFresh(ctx context.Context, t targets.Target, cmd targets.Command, logPath string) (moved string, proc targets.Process, err error) {
+	for try := 1; ; try++ {
+		m, err := t.MoveAside(ctx, logPath)
+		if err != nil {
+			return moved, proc, fmt.Errorf("moving the old log aside: %w", err)
+		}
+		moved = cmp.Or(moved, m)
+		proc, err = t.Start(ctx, cmd, logPath)
+		if errors.Is(err, fs.ErrExist) && try < startTries {
+			continue
+		}
+		return moved, proc, err
+	}
+}

@@ -1,14 +1,17 @@
 package steps
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
+	"lockstep/probes"
 	"lockstep/runner/events"
 	"lockstep/schema"
+	"lockstep/targets"
 )
 
 // RunConfig is a run step: a command run to completion.
@@ -89,4 +92,38 @@ func showCode(v cty.Value) string {
 	return v.AsBigFloat().Text('g', 10)
 }
 
-func (*RunConfig) Act(a Actor) bool { return a.RunCommand() }
+// Act runs the command to completion: self is its exit code and output.
+func (c *RunConfig) Act(ctx context.Context, env Env) error {
+	shown, err := env.Shown("command")
+	if err != nil {
+		return err
+	}
+	_, err = runCommand(ctx, env, c.cmd(c.Command), shown)
+	return err
+}
+
+// runCommand runs a step's command (shown as shown) to completion,
+// tells of it, and keeps its exit code and output as self. The error
+// ends the step: cut short, the target failed, or an output beyond the
+// plan's limits.
+func runCommand(ctx context.Context, env Env, cmd targets.Command, shown string) (targets.Result, error) {
+	env.Emit(events.Action{Command: shown})
+	res, err := env.Target().Run(ctx, cmd)
+	// What it wrote is evidence should the step fail, also when the
+	// command was cut short; what it left running is told after how it
+	// ended, and looked for however it ended.
+	defer env.Ran(ctx, res)
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	if err != nil {
+		return res, err
+	}
+	if err := env.SetSelf(probes.CommandValue(res).AsValueMap()); err != nil {
+		return res, &Failure{Reason: "the command's output is beyond a limit: " + err.Error()}
+	}
+	code := res.ExitCode
+	// The command was shown as it started: this says only how it ended.
+	env.Emit(events.Action{ExitCode: &code})
+	return res, nil
+}

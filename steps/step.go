@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -118,9 +119,9 @@ type Config interface {
 	// Conditions are the kind's own checks, judged on what the step
 	// observed this turn.
 	Conditions(o Observed) []events.Condition
-	// Act does the kind's action through the runner (a); done is true
-	// when the step ended in it.
-	Act(a Actor) (done bool)
+	// Act does the kind's action, in the run env: nil goes on to the
+	// confirm loop, an error ends the step (Env says how).
+	Act(ctx context.Context, env Env) error
 }
 
 // Common is what every step has, whatever its kind. Timeout and interval
@@ -197,20 +198,6 @@ type Observed struct {
 	// exited 0 and the daemon it left is being made sure of.
 	Following string
 	Elapsed   time.Duration // since the step started
-}
-
-// Actor does for a kind's action what only the runner can: it owns the
-// target, the events and the record. Each returns done when the step
-// ended in the action.
-type Actor interface {
-	// RunCommand runs the step's command to completion: self is its
-	// exit code and output.
-	RunCommand() (done bool)
-	// Launch starts the step's command, detached, writing its log.
-	Launch() (done bool)
-	// Benchmark runs the step's load or its command, repeat times, and
-	// keeps the metrics.
-	Benchmark() (done bool)
 }
 
 // TargetName is a step's target, which a plan writes as target.NAME:
@@ -315,24 +302,8 @@ type commandAttrs struct {
 	Workdir string            `hcl:"workdir" doc:"directory the command runs in" default:"the target's workdir"`
 }
 
-// CommandConfig is the config of a kind whose action is a command (run,
-// launch, a benchmark's command): the command as decoded, which the
-// action runs.
-type CommandConfig interface {
-	Config
-	Cmd() targets.Command
-}
-
-var (
-	_ CommandConfig = (*RunConfig)(nil)
-	_ CommandConfig = (*LaunchConfig)(nil)
-	_ CommandConfig = (*BenchmarkConfig)(nil)
-)
-
-func (c *RunConfig) Cmd() targets.Command       { return c.commandAttrs.cmd(c.Command) }
-func (c *LaunchConfig) Cmd() targets.Command    { return c.commandAttrs.cmd(c.Command) }
-func (c *BenchmarkConfig) Cmd() targets.Command { return c.commandAttrs.cmd(c.Command) }
-
+// cmd is the command a kind runs: its line as decoded, with env and
+// workdir.
 func (a commandAttrs) cmd(line string) targets.Command {
 	return targets.Command{Line: line, Env: a.Env, Dir: a.Workdir}
 }

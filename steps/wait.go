@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"context"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -41,4 +42,4 @@ func needsPostcondition(what string, s Shape) hcl.Diagnostics {
 func (*WaitConfig) ConfirmsFor(Shape) []string             { return nil }
 func (*WaitConfig) Once() bool                             { return false }
 func (*WaitConfig) Conditions(Observed) []events.Condition { return nil }
-func (*WaitConfig) Act(Actor) bool                         { return false }
+func (*WaitConfig) Act(context.Context, Env) error         { return nil }
