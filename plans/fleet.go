@@ -2,6 +2,7 @@ package plans
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -238,4 +239,37 @@ func (c *checker) checkFleetStep(s *Step) hcl.Diagnostics {
 		}
 	}
 	return diags
+}
+
+// fleetText is how explain names a fleet target: "gpus (ssh, 3 hosts:
+// n1, n2, n3)", or the hosts expression when it is known only at run time.
+func fleetText(e *explain, t *Target) string {
+	hosts := e.plainText(t.SSH.Hosts)
+	if e.scope != nil {
+		if hs, err := e.scope.FleetHosts(t); err == nil {
+			hosts = fmt.Sprintf("%d hosts: %s", len(hs), strings.Join(hs, ", "))
+		}
+	}
+	return t.Name + " (ssh, " + hosts + ")"
+}
+
+// fleetRule is how explain tells what decides a step on a fleet.
+func (e *explain) fleetRule(s *Step) {
+	rule := "every host confirms (each host runs the step at once)"
+	mf, okF := s.Attrs["max_failures"]
+	mc, okC := s.Attrs["min_confirmed"]
+	switch {
+	case okF && okC:
+		rule = fmt.Sprintf("at most %s hosts fail and at least %s confirm", e.plainText(mf), e.plainText(mc))
+	case okF:
+		rule = fmt.Sprintf("at most %s hosts fail", e.plainText(mf))
+	case okC:
+		rule = fmt.Sprintf("at least %s hosts confirm", e.plainText(mc))
+	}
+	if _, ok := s.Attrs["leader_first"]; ok && s.Attrs["leader_first"] != nil {
+		if v, diags := s.Attrs["leader_first"].Value(nil); !diags.HasErrors() && v.True() {
+			rule += "; rank 0 first, the others once it confirmed"
+		}
+	}
+	e.field("On the fleet", rule)
 }
