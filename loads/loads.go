@@ -22,6 +22,18 @@ func (d Dialer) orDefault() Dialer {
 	return nd.DialContext
 }
 
+// quick is d with the connections it makes reading and writing as
+// quickSyscalls makes them, for a client the load does not own (net/http's).
+func (d Dialer) quick() Dialer {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := d(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return quickSyscalls(nc), nil
+	}
+}
+
 // Progress is what a running load reports about once a second, and once at
 // the end. Done and Errors count measured requests (warm-up excluded); Rate
 // is Done per second of measured time.

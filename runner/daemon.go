@@ -91,6 +91,9 @@ func (r *run) state(ctx context.Context, l *launched) (launchState, error) {
 	if err == nil && st.Alive && !p.Daemon && l.pidfile != "" {
 		return launchState{ProcessState: st, following: l.ownPidfile(ctx)}, nil
 	}
+	if err == nil && p.Daemon {
+		l.regroup(st)
+	}
 	if err != nil || st.Alive || p.Daemon || st.Replaced || st.ExitCode != 0 {
 		return launchState{ProcessState: st}, err
 	}
@@ -127,6 +130,10 @@ func (r *run) state(ctx context.Context, l *launched) (launchState, error) {
 		l.daemon = &dp
 	}
 	dp = *l.daemon
+	l.mu.Unlock()
+	st, err = l.target.Inspect(ctx, dp)
+	dp = l.regroup(st)
+	l.mu.Lock()
 	tell := !l.told
 	l.told = true
 	l.mu.Unlock()
@@ -134,8 +141,22 @@ func (r *run) state(ctx context.Context, l *launched) (launchState, error) {
 		ev := l.step
 		r.emit(events.Event{Type: events.StepAction, Step: &ev, Action: &events.Action{Command: dp.Command, PID: dp.PID, PGID: dp.PGID, Daemonized: true}})
 	}
-	st, err = l.target.Inspect(ctx, dp)
 	return launchState{ProcessState: st}, err
+}
+
+// regroup keeps the daemon's group and session as the look st found
+// them, and returns the daemon. The listing it was found in may have been
+// taken before it left the launch's group: a daemon that writes its
+// pidfile before it calls setsid, or one slow to call it on a loaded
+// machine. Its group then is the one it has now (the one its workers
+// share, the one to stop), not the one it was leaving.
+func (l *launched) regroup(st targets.ProcessState) targets.Process {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if st.Alive && st.PGID > 0 && l.daemon.PGID != st.PGID {
+		l.daemon.PGID, l.daemon.Session = st.PGID, st.Session
+	}
+	return *l.daemon
 }
 
 // settle picks the daemon from the launch's processes ms: the topmost of

@@ -403,7 +403,7 @@ func (l *Local) Inspect(ctx context.Context, p Process) (ProcessState, error) {
 		}
 		return ProcessState{Exited: true, ExitCode: -1}, nil
 	}
-	return ProcessState{Alive: true, ExitCode: -1}, nil
+	return ProcessState{Alive: true, ExitCode: -1, PGID: st.PGID, Session: st.Session}, nil
 }
 
 // waitReaped waits (briefly) for our reaper to collect ln, to report its

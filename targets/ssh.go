@@ -819,7 +819,7 @@ func (s *SSH) Inspect(ctx context.Context, p Process) (ProcessState, error) {
 		case st.Zombie():
 			state.Exited = true
 		default:
-			state.Alive = true
+			state.Alive, state.PGID, state.Session = true, st.PGID, st.Session
 			return state, nil
 		}
 	} else {

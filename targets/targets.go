@@ -203,6 +203,10 @@ type ProcessState struct {
 	Signal   string
 	// Replaced is true when the pid now belongs to another process.
 	Replaced bool
+	// PGID and Session are the live process's group and session as of
+	// this look: a daemon may leave its group (setsid) after it was
+	// found, and its group is then the one to stop and to compare.
+	PGID, Session int
 }
 
 // FileInfo describes a file on a target.
