@@ -163,7 +163,8 @@ func (r *run) fleetStep(ctx, outer context.Context, i int, st *plans.Step, ev ev
 	done := func(h *fleetHost, out events.Outcome, self cty.Value) {
 		mu.Lock()
 		defer mu.Unlock()
-		results[h.rank] = &events.HostOutcome{Host: h.name, Rank: h.rank, Outcome: out}
+		ho := events.HostOf(h.name, h.rank, out)
+		results[h.rank] = &ho
 		outputs[h.rank] = self
 		c := tally(results)
 		if c.failed > maxFailures || n-c.failed-c.stopped < minConfirmed {
@@ -192,7 +193,8 @@ func (r *run) fleetStep(ctx, outer context.Context, i int, st *plans.Step, ev ev
 		if lead := results[0]; !lead.Status.OK() {
 			for _, h := range rest {
 				out := events.Outcome{Status: events.Skipped, Reason: "rank 0 (" + names[0] + ") did not confirm: leader_first"}
-				results[h.rank] = &events.HostOutcome{Host: h.name, Rank: h.rank, Outcome: out}
+				ho := events.HostOf(h.name, h.rank, out)
+		results[h.rank] = &ho
 			}
 			rest = nil
 		}

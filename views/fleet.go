@@ -19,7 +19,7 @@ import (
 // hostLines tells one host of a fleet step that ended: nothing for a
 // host that confirmed or was stopped because the step had failed anyway.
 func hostLines(p, host string, o *events.Outcome, s style) []string {
-	if o == nil || o.Status.OK() || hostStopped(o) {
+	if o == nil || o.Status.OK() || hostStopped(o.Status, o.Reason) {
 		return nil
 	}
 	return []string{fmt.Sprintf("%s: %s %s after %s: %s", p, host, s.red(string(o.Status)), elapsed(o.Duration), terminal.PrintableCut(o.Reason, terminal.MaxShownReason))}
@@ -27,8 +27,8 @@ func hostLines(p, host string, o *events.Outcome, s style) []string {
 
 // hostStopped is a host that did not fail on its own: stopped once the
 // step could no longer confirm, or skipped after its leader failed.
-func hostStopped(o *events.Outcome) bool {
-	return o.Status == events.Skipped || o.Status == events.Interrupted && strings.HasPrefix(o.Reason, "stopped: ")
+func hostStopped(st events.Status, reason string) bool {
+	return st == events.Skipped || st == events.Interrupted && strings.HasPrefix(reason, "stopped: ")
 }
 
 // hostCount is "7/8 hosts confirmed".
@@ -52,7 +52,7 @@ func hostFailures(hs []events.HostOutcome) string {
 		switch {
 		case h.Status.OK():
 			continue
-		case hostStopped(&h.Outcome):
+		case hostStopped(h.Status, h.Reason):
 			stopped++
 			continue
 		}
@@ -88,7 +88,7 @@ func showHosts(p doc, hs []events.HostOutcome) {
 	}
 	p.table(g)
 	for _, h := range hs {
-		if h.Evidence != nil && !hostStopped(&h.Outcome) {
+		if h.Evidence != nil && !hostStopped(h.Status, h.Reason) {
 			showEvidence(p, h.Host+": ", h.Evidence)
 		}
 		if len(h.Left) > 0 {

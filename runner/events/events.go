@@ -202,11 +202,24 @@ type Outcome struct {
 }
 
 // HostOutcome is how one host of a step on a fleet ended, with its own
-// evidence and outputs.
+// evidence and outputs: an Outcome's fields that a host has (not nested,
+// so that the type is not recursive).
 type HostOutcome struct {
-	Host string `json:"host"`
-	Rank int    `json:"rank"`
-	Outcome
+	Host         string            `json:"host"`
+	Rank         int               `json:"rank"`
+	Status       Status            `json:"status"`
+	Reason       string            `json:"reason,omitempty"`
+	ErrorMessage string            `json:"error_message,omitempty"`
+	Duration     time.Duration     `json:"duration_ns"`
+	Evidence     *Evidence         `json:"evidence,omitempty"`
+	Outputs      map[string]string `json:"outputs,omitempty"`
+	Left         []LeftProcess     `json:"left,omitempty"`
+}
+
+// HostOf is host's part of its own step's outcome o.
+func HostOf(host string, rank int, o Outcome) HostOutcome {
+	return HostOutcome{Host: host, Rank: rank, Status: o.Status, Reason: o.Reason, ErrorMessage: o.ErrorMessage,
+		Duration: o.Duration, Evidence: o.Evidence, Outputs: o.Outputs, Left: o.Left}
 }
 
 // LeftProcess is a process a step's command left running.
