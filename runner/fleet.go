@@ -194,7 +194,7 @@ func (r *run) fleetStep(ctx, outer context.Context, i int, st *plans.Step, ev ev
 			for _, h := range rest {
 				out := events.Outcome{Status: events.Skipped, Reason: "rank 0 (" + names[0] + ") did not confirm: leader_first"}
 				ho := events.HostOf(h.name, h.rank, out)
-		results[h.rank] = &ho
+				results[h.rank] = &ho
 			}
 			rest = nil
 		}
