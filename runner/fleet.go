@@ -187,7 +187,7 @@ func (r *run) fleetStep(ctx, outer context.Context, i int, st *plans.Step, ev ev
 		done(h, out, c.outputs[ev.Addr])
 	}
 	rest := hosts
-	if rule.LeaderFirst && n > 1 {
+	if bool(rule.LeaderFirst) && n > 1 {
 		runHost(hosts[0])
 		rest = hosts[1:]
 		if lead := results[0]; !lead.Status.OK() {

@@ -15,7 +15,7 @@ import (
 type Fleet struct {
 	MaxFailures  Count `hcl:"max_failures" doc:"on a fleet: how many hosts may fail while the step still confirms" default:"0, or as many as min_confirmed leaves"`
 	MinConfirmed Count `hcl:"min_confirmed" doc:"on a fleet: how many hosts must confirm for the step to confirm" default:"every host max_failures does not excuse"`
-	LeaderFirst  bool  `hcl:"leader_first,const" doc:"on a fleet: rank 0 runs first and must confirm before the other hosts start (a leader, a head node)"`
+	LeaderFirst  Flag  `hcl:"leader_first,const" doc:"on a fleet: rank 0 runs first and must confirm before the other hosts start (a leader, a head node)" default:"false"`
 }
 
 // Count is a whole number of hosts, 0 or more; unset until given.
@@ -55,4 +55,24 @@ func (f *Fleet) Allowed(n int) (maxFailures, minConfirmed int) {
 		maxFailures, minConfirmed = n-f.MinConfirmed.N, f.MinConfirmed.N
 	}
 	return max(maxFailures, 0), max(minConfirmed, 0)
+}
+
+// Flag is a fleet's yes or no: unset (false) shows as nothing, so that
+// the record of a step on one machine keeps no fleet attribute.
+type Flag bool
+
+func (*Flag) CtyType() cty.Type { return cty.Bool }
+func (f *Flag) Show() string {
+	if !*f {
+		return ""
+	}
+	return "true"
+}
+func (f *Flag) SetCty(v cty.Value) error {
+	v, _ = v.Unmark()
+	if v.IsNull() || !v.IsKnown() || v.Type() != cty.Bool {
+		return &schema.Invalid{Summary: "Invalid flag", Err: fmt.Errorf("must be true or false")}
+	}
+	*f = Flag(v.True())
+	return nil
 }
