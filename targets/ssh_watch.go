@@ -332,27 +332,22 @@ func (ws *watchSession) alive() bool {
 
 func (ws *watchSession) close() { ws.sess.Close() }
 
-// finish ends the watcher as the target closes: its stdin ended, it
-// kills its tails and its watchdog and exits; finish waits for that, up
-// to wait, so that nothing of it is left on the host once lockstep is
-// done (the connection's end alone would leave it to notice later).
-func (ws *watchSession) finish(wait time.Duration) {
-	ws.wmu.Lock()
-	ws.stdin.Close()
-	ws.wmu.Unlock()
-	select {
-	case <-ws.ended:
-	case <-time.After(wait):
-	}
-}
-
-// endWatcher finishes the connection's watcher, if it has one.
+// endWatcher ends the connection's watcher, if one runs, and waits for it
+// (at most watchStopWait): told by the end of its stdin, it kills its
+// tails and exits. Ending the connection alone would leave them to die a
+// moment after lockstep has exited, seen by whoever looks at once.
 func (c *sshConn) endWatcher() {
 	c.watchMu.Lock()
 	ws := c.watcher
 	c.watchMu.Unlock()
-	if ws != nil && ws.alive() {
-		ws.finish(watchStopWait)
+	if ws == nil || !ws.alive() {
+		return
+	}
+	_ = ws.stdin.Close()
+	select {
+	case <-ws.ended:
+	case <-time.After(watchStopWait):
+	case <-c.done:
 	}
 }
 
