@@ -5,8 +5,8 @@
 #   ansible   ansible-playbook bench/fleet/playbook.yml, forks = 50,
 #             pipelining on, Ansible's own ControlMaster/ControlPersist; a
 #             cold run (first connections) and ROUNDS warm runs
-#   lockstep  the same two steps as a plan on a fleet target, once fleets
-#             exist (issue 16): see "LOCKSTEP SIDE" below
+#   lockstep  the same two steps as a plan on a fleet target
+#             (bench/fleet/fleet.hcl), one `lockstep run` each round
 # and what it costs to make and tear down the hosts themselves.
 #
 # Each host's ~/.bashrc reads as empty (a bind mount in the host's mount
@@ -60,7 +60,14 @@ if [ ! -e "$venv/.installed-$ansible_spec" ]; then
 fi
 export PATH=$venv/bin:$PATH
 
-(cd "$repo" && go build -o "$dir/hosts" ./bench/fleet/hosts)
+(cd "$repo" && go build -o "$dir/hosts" ./bench/fleet/hosts && go build -o "$dir/lockstep" ./cmd/lockstep)
+
+# hosts_list is $FLEET_HOSTS as an HCL list: ["n1", "n2", ...].
+hosts_list() {
+	local out= h
+	for h in $FLEET_HOSTS; do out="$out${out:+, }\"$h\""; done
+	echo "[$out]"
+}
 
 # 50 hosts: 50 sshd listeners and their sessions, 50 ansible forks each
 # with an ssh master and its sockets: far below the limits below, printed
@@ -113,21 +120,27 @@ measure() {
 		run_ansible
 		echo "ansible $n $(ms_since "$start")" >>"$dir/results"
 
-		# ---- LOCKSTEP SIDE (issue 16: fleets) --------------------------
-		# When a target can name many hosts, time here, in the same round
-		# and against the same hosts, one `lockstep run` of a plan with a
-		# run step (`true`) and a wait step (a tcp probe of 127.0.0.1:22)
-		# on target "fleet" { ssh { hosts = [n1 ... nN] } }, resolved
-		# through $FLEET_SSH_CONFIG, and append "lockstep $n MS" to
-		# $dir/results; the table below prints it beside ansible's.
-		# ------------------------------------------------------------------
+		# The same two steps as a lockstep plan on a fleet target, in the
+		# same round and against the same hosts: one `lockstep run`, its
+		# own connections made and closed within it (no master kept
+		# between runs, as ansible keeps its ControlPersist sockets).
+		start=$(date +%s%N)
+		(cd "$dir" && LOCKSTEP_VAR_hosts="$(hosts_list)" LOCKSTEP_VAR_fleet_config=$FLEET_SSH_CONFIG \
+			"$dir/lockstep" run --records "$dir/records-$n" "$repo/bench/fleet/fleet.hcl" >"$dir/lockstep-$n.out" 2>&1) || {
+			echo "fleet: lockstep on $n hosts failed:" >&2
+			tail -30 "$dir/lockstep-$n.out" >&2
+			exit 1
+		}
+		echo "lockstep $n $(ms_since "$start")" >>"$dir/results"
+		grep -q "run.run: confirmed on $n/$n hosts" "$dir/lockstep-$n.out" && grep -q "wait.wait: confirmed on $n/$n hosts" "$dir/lockstep-$n.out" ||
+			{ echo "fleet: lockstep did not confirm both steps on every host" >&2; exit 1; }
 	done
 	for cp in "$dir/cp-$n"/*; do
 		[ -S "$cp" ] && ssh -o ControlPath="$cp" -O exit fleet >/dev/null 2>&1 || true
 	done
 }
 export dir repo rounds
-export -f measure ms_since
+export -f measure ms_since hosts_list
 
 echo "fleet bench: ${sizes// /, } hosts, $rounds warm rounds after 1 cold run; $(nproc) cores (shared); load average $(cut -d" " -f1-3 /proc/loadavg); $limits; $(ansible-playbook --version | head -1); $(date -u '+%Y-%m-%d %H:%M UTC')"
 for n in $sizes; do
@@ -144,8 +157,14 @@ printf '%-6s %9s %12s %17s %12s %12s\n' hosts setup_s teardown_s ansible_cold_ms
 for n in $sizes; do
 	lockstep=$(get lockstep "$n")
 	printf '%-6s %9s %12s %17s %12s %12s\n' "$n" "$(get setup "$n")" "$(get teardown "$n")" \
-		"$(get ansible_cold "$n")" "$(get ansible "$n")" "${lockstep:-(issue 16)}"
+		"$(get ansible_cold "$n")" "$(get ansible "$n")" "${lockstep:-?}"
 done
 first=${sizes%% *} last=${sizes##* }
 awk -v a="$(get ansible "$first")" -v b="$(get ansible "$last")" -v f="$first" -v l="$last" \
 	'BEGIN { if (a > 0) printf "ansible on %s hosts / on %s: %.2fx\n", l, f, b / a }'
+awk -v a="$(get lockstep "$first")" -v b="$(get lockstep "$last")" -v f="$first" -v l="$last" \
+	'BEGIN { if (a > 0) printf "lockstep on %s hosts / on %s: %.2fx (at most 2x)\n", l, f, b / a }'
+for n in $sizes; do
+	awk -v a="$(get ansible "$n")" -v b="$(get lockstep "$n")" -v n="$n" \
+		'BEGIN { if (b > 0) printf "on %s hosts ansible / lockstep: %.1fx (at least 10x)\n", n, a / b }'
+done

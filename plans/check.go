@@ -147,6 +147,9 @@ func (c *checker) buildValues() {
 			kinds[s.Kind] = map[string]cty.Value{}
 		}
 		if v, ok := c.selfVals[s.Kind]; ok {
+			if c.targets[s.Target].Fleet() {
+				v = fleetSelf(v)
+			}
 			kinds[s.Kind][s.Name] = v
 		}
 	}
@@ -192,6 +195,9 @@ func (c *checker) evalContext(step *Step) *hcl.EvalContext {
 	if step != nil {
 		var b strings.Builder
 		b.WriteString("step\x00" + step.Kind)
+		if c.targets[step.Target].Fleet() {
+			b.WriteString("\x00fleet")
+		}
 		for _, p := range step.Probes {
 			b.WriteString("\x00" + p.Name + "\x00" + p.Kind)
 		}
@@ -221,6 +227,9 @@ func (c *checker) newEvalContext(step *Step) *hcl.EvalContext {
 		}
 	}
 	vars["probe"] = objectOf(probes)
+	if c.targets[step.Target].Fleet() {
+		vars["target"] = withFleetAttrs(vars["target"], cty.UnknownVal(cty.String), cty.UnknownVal(cty.Number), cty.UnknownVal(cty.List(cty.String)))
+	}
 	return &hcl.EvalContext{Variables: vars, Functions: c.decoder.funcs}
 }
 
@@ -296,7 +305,7 @@ func (c *checker) checkLocals() hcl.Diagnostics {
 
 func (c *checker) checkTarget(t *Target) hcl.Diagnostics {
 	b := c.blockSchema("target")
-	var diags hcl.Diagnostics
+	diags := checkTargetName(t)
 	attrs := map[string]hcl.Expression{"env": t.Env, "workdir": t.Workdir}
 	for _, name := range keys(attrs) {
 		if e := attrs[name]; e != nil {
@@ -312,6 +321,7 @@ func (c *checker) checkTarget(t *Target) hcl.Diagnostics {
 		"host": s.Host, "user": s.User, "port": s.Port, "identity_file": s.IdentityFile,
 		"known_hosts": s.KnownHosts, "proxy_jump": s.ProxyJump, "passphrase_env": s.PassphraseEnv,
 		"insecure_ignore_host_key": s.InsecureIgnoreHostKey, "connect_timeout": s.ConnectTimeout,
+		"hosts": s.Hosts, "config_file": s.ConfigFile,
 	}
 	for _, name := range keys(ssh) {
 		e := ssh[name]
@@ -322,6 +332,9 @@ func (c *checker) checkTarget(t *Target) hcl.Diagnostics {
 		diags = append(diags, ds...)
 		if name == "connect_timeout" && !ds.HasErrors() {
 			diags = append(diags, checkDuration(e, v, name, true)...)
+		}
+		if name == "hosts" && !ds.HasErrors() {
+			diags = append(diags, checkFleet(t, v)...)
 		}
 	}
 	return diags
@@ -585,6 +598,7 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 			Subject:  s.targetExpr.Range().Ptr(),
 		})
 	}
+	diags = append(diags, c.checkFleetStep(s)...)
 	schema := c.lang.Step.Attrs
 	if kind != nil {
 		schema = c.ownOf(kind).schema

@@ -683,6 +683,7 @@ func (s side) targetFacts(t *Target) []fact {
 			{"proxy_jump", t.SSH.ProxyJump}, {"passphrase_env", t.SSH.PassphraseEnv},
 			{"insecure_ignore_host_key", t.SSH.InsecureIgnoreHostKey},
 			{"connect_timeout", t.SSH.ConnectTimeout},
+			{"hosts", t.SSH.Hosts}, {"config_file", t.SSH.ConfigFile},
 		} {
 			if a.expr != nil {
 				fs = append(fs, s.codeFact("ssh "+a.name, a.expr))

@@ -145,6 +145,9 @@ func (e *explain) step(n int, s *Step) StepExplanation {
 	if s.Repeat > 1 {
 		e.field("Repeats", fmt.Sprintf("%d times (metrics give values, median, min, max, stddev)", s.Repeat))
 	}
+	if e.plan.Target(s.Target).Fleet() {
+		e.fleetRule(s)
+	}
 	if s.Env != nil {
 		e.code("Env", s.Env)
 	}
@@ -203,6 +206,9 @@ func (e *explain) step(n int, s *Step) StepExplanation {
 // "gpu (ssh root@gpu-node-1)".
 func (e *explain) targetText(name string) string {
 	t := e.plan.Target(name)
+	if t.Fleet() {
+		return fleetText(e, t)
+	}
 	if t == nil || t.SSH == nil || t.SSH.Host == nil {
 		return name
 	}

@@ -20,6 +20,7 @@ func Functions() map[string]function.Function {
 	fs := map[string]function.Function{
 		"abs":          stdlib.AbsoluteFunc,
 		"base64encode": base64encodeFunc,
+		"byhost":       byhostFunc,
 		"ceil":         stdlib.CeilFunc,
 		"chomp":        stdlib.ChompFunc,
 		"coalesce":     stdlib.CoalesceFunc,

@@ -521,12 +521,21 @@ func decodeSSH(block *hcl.Block, b *Block) (*SSH, hcl.Diagnostics) {
 	s.Host, s.User, s.Port = get("host"), get("user"), get("port")
 	s.IdentityFile, s.KnownHosts, s.ProxyJump = get("identity_file"), get("known_hosts"), get("proxy_jump")
 	s.PassphraseEnv, s.InsecureIgnoreHostKey, s.ConnectTimeout = get("passphrase_env"), get("insecure_ignore_host_key"), get("connect_timeout")
-	if s.Host == nil {
+	s.Hosts, s.ConfigFile = get("hosts"), get("config_file")
+	switch {
+	case s.Host == nil && s.Hosts == nil:
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Missing host",
-			Detail:   `An ssh block needs host = "NAME": a host name or an alias from ~/.ssh/config.`,
+			Detail:   `An ssh block needs host = "NAME": a host name or an alias from ~/.ssh/config (or hosts = [...] for many).`,
 			Subject:  block.DefRange.Ptr(),
+		})
+	case s.Host != nil && s.Hosts != nil:
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Both host and hosts",
+			Detail:   `An ssh block names one host (host = "NAME") or many (hosts = ["n1", "n2"]), not both: keep one.`,
+			Subject:  s.Hosts.Range().Ptr(),
 		})
 	}
 	return s, diags

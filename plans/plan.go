@@ -68,7 +68,10 @@ type Target struct {
 type SSH struct {
 	Host, User, Port, IdentityFile, KnownHosts, ProxyJump, PassphraseEnv,
 	InsecureIgnoreHostKey, ConnectTimeout hcl.Expression
-	DeclRange hcl.Range
+	// Hosts, set instead of Host, makes the target a fleet (fleet.go);
+	// ConfigFile is the ssh_config file hosts resolve through.
+	Hosts, ConfigFile hcl.Expression
+	DeclRange         hcl.Range
 }
 
 // Step is one step of the plan.

@@ -383,6 +383,9 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 		if ctx < ctxAction {
 			return errd("Invalid reference", "target.NAME can be used in steps only.")
 		}
+		if slices.Contains(FleetAttrs, name) {
+			return c.fleetAttrRef(name, step, errd)
+		}
 		if c.targets[name] == nil {
 			return errd("Reference to undeclared target",
 				fmt.Sprintf("There is no target named %q.%s Declare it with a target %q block, or fix the name.", name, didYouMean(name, keys(c.targets)), name))
@@ -419,6 +422,9 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 		if idx > stepIdx {
 			return errd("Reference to a later step",
 				fmt.Sprintf("step.%s is declared at %s, after this step; steps run in file order, so its outputs do not exist yet. Move that step before this one.", addr, where(c.plan.Steps[idx].DeclRange)))
+		}
+		if c.targets[c.plan.Steps[idx].Target].Fleet() {
+			return c.fleetStepRef(tr, addr, errd)
 		}
 		if attr, ok := attrAt(tr, 3); ok && k.Output(attr) == nil {
 			return errd("Unsupported attribute", c.outputsDetail(article(kind)+" "+kind+" step", attr, k.Self))

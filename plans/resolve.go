@@ -231,6 +231,11 @@ func (p *Plan) Resolve(in Inputs) (*Scope, hcl.Diagnostics) {
 				}
 			}
 		}
+		if t.Fleet() {
+			if hosts, err := s.FleetHosts(t); err == nil {
+				attrs["hosts"] = stringList(hosts)
+			}
+		}
 		targets[t.Name] = cty.ObjectVal(attrs)
 	}
 	s.targets = objectOf(targets)

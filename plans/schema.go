@@ -184,7 +184,9 @@ func Language() *Schema {
 				Blocks: []Block{{
 					Type: "ssh", Doc: "reach the target over SSH; settings from ~/.ssh/config apply as ssh would apply them",
 					Attrs: []Attr{
-						{Name: "host", Type: str, Doc: "host name or ~/.ssh/config alias", Required: true},
+						{Name: "host", Type: str, Doc: "host name or ~/.ssh/config alias; set host or hosts"},
+						{Name: "hosts", Type: cty.List(str), Doc: "many hosts (names or aliases), in rank order: a fleet; each step on it runs on every host at once, each over its own connection"},
+						{Name: "config_file", Type: str, Doc: "ssh_config file the hosts resolve through, as ssh -F", Default: "~/.ssh/config, then /etc/ssh/ssh_config"},
 						{Name: "user", Type: str, Doc: "login user", Default: "from ~/.ssh/config, else the current user"},
 						{Name: "port", Type: num, Doc: "SSH port", Default: "from ~/.ssh/config, else 22"},
 						{Name: "identity_file", Type: str, Doc: "private key file", Default: "ssh-agent, then ~/.ssh/id_*"},
@@ -221,6 +223,7 @@ func functionDocs() []Func {
 	return []Func{
 		{"abs", "absolute value of a number"},
 		{"base64encode", "encodes a string's bytes as base64 (an Authorization: Basic header)"},
+		{"byhost", "a fleet step's outputs (a list, one per host) as a map by host name: byhost(step.launch.server)[\"n3\"].pid"},
 		{"can", "true when its argument evaluates without error"},
 		{"ceil", "smallest whole number not less than a number"},
 		{"chomp", "removes trailing newlines"},

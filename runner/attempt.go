@@ -75,6 +75,9 @@ func RunRecorded(ctx context.Context, o Recorded) (Attempted, error) {
 	if opts.History == "" {
 		opts.History = o.Records
 	}
+	if opts.Fleets == nil {
+		opts.Fleets = OpenFleet(o.Plan, o.Scope)
+	}
 	if opts.LogDir == "" {
 		opts.LogDir = filepath.Join(w.Dir(), "logs")
 	}

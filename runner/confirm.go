@@ -241,6 +241,7 @@ func (s *stepRun) observe(ctx context.Context) {
 		if err != nil {
 			s.values[np.name] = cty.DynamicVal
 			s.errs[np.name] = err
+			s.cutOff(err)
 			continue
 		}
 		s.values[np.name] = v
@@ -254,6 +255,7 @@ func (s *stepRun) observe(ctx context.Context) {
 			s.self["alive"] = cty.BoolVal(st.Alive)
 			s.following = st.following
 		}
+		s.cutOff(err)
 		for k, v := range daemonOutputs(s.own) {
 			s.self[k] = v
 		}
@@ -263,6 +265,9 @@ func (s *stepRun) observe(ctx context.Context) {
 // permanent is a probe error that waiting cannot cure (no GPU driver),
 // as shown.
 func (s *stepRun) permanent() string {
+	if s.lost != nil {
+		return "the host was cut off: " + s.r.guard.text(s.lost.Error())
+	}
 	for _, np := range s.probes {
 		if err := s.errs[np.name]; err != nil && probes.Permanent(err) {
 			return "probe." + np.name + ": " + s.probeError(np.name)

@@ -24,6 +24,9 @@ type Options struct {
 	// Targets opens the plan's targets by name; the runner asks for each
 	// when a step first needs it.
 	Targets TargetOpener
+	// Fleets opens the plan's targets that name many hosts, each host a
+	// target of its own (OpenFleet).
+	Fleets FleetOpener
 	// Observer receives every event, in order.
 	Observer events.Observer
 	Attempt  int
@@ -88,17 +91,34 @@ type run struct {
 	emit    func(events.Event)
 	started time.Time
 
+	// procs is what the attempt launched and left running, shared with
+	// the runs of a fleet step's hosts (fleet.go).
+	*procs
+
+	outputs map[string]cty.Value    // step address (launch.server) -> self outputs
+	since   map[string][]sinceProbe // sinceProbes, once found
+	// guard redacts sensitive values in what the world says (guard.go).
+	guard *guard
+	http  *probes.HTTPClients
+	// host is set on the run of one host of a fleet step: its steps run
+	// there, and watch only what they launched there (fleet.go).
+	host *fleetHost
+	// watches, when set, chooses the launches this run's steps watch
+	// (watching): a fleet host's own, or, for the fleet step itself, those
+	// on none of its hosts.
+	watches func(*launched) bool
+}
+
+// procs is what an attempt started, and the targets it opened.
+type procs struct {
 	mu       sync.Mutex // guards launched, left and seq: the watcher reads them
 	launched []*launched
 	left     []*leftover // what commands left running, not watched
 	seq      int         // launches and leftovers so far, for cleanup's order
 
-	outputs map[string]cty.Value    // step address (launch.server) -> self outputs
-	since   map[string][]sinceProbe // sinceProbes, once found
+	tmu     sync.Mutex // guards targets and fleets: a fleet's hosts open them at once
 	targets map[string]targets.Target
-	// guard redacts sensitive values in what the world says (guard.go).
-	guard *guard
-	http  *probes.HTTPClients
+	fleets  map[string][]*fleetHost
 	// hist is what the earlier attempts' records say (adopt.go).
 	hist history
 	// foreign is every answer from a process not of this attempt, by
@@ -120,7 +140,7 @@ func Run(ctx context.Context, o Options) Result {
 		o:       o,
 		started: time.Now(),
 		outputs: map[string]cty.Value{},
-		targets: map[string]targets.Target{},
+		procs:   &procs{targets: map[string]targets.Target{}, fleets: map[string][]*fleetHost{}},
 		guard:   newGuard(o.Scope.Secrets()),
 		http:    probes.NewHTTPClients(),
 	}
@@ -170,7 +190,12 @@ func Run(ctx context.Context, o Options) Result {
 				sctx = o.Force
 			}
 		}
-		out := r.step(sctx, ctx, i, st, ev)
+		var out events.Outcome
+		if o.Plan.Target(st.Target).Fleet() {
+			out = r.fleetStep(sctx, ctx, i, st, ev)
+		} else {
+			out = r.step(sctx, ctx, i, st, ev)
+		}
 		if !out.Status.OK() && res.Status == events.Confirmed {
 			res.Status, res.Failed = out.Status, ev.Addr
 			if out.Status != events.Interrupted {
@@ -186,6 +211,13 @@ func Run(ctx context.Context, o Options) Result {
 	r.cleanup(context.WithoutCancel(ctx))
 	for _, t := range r.targets {
 		t.Close()
+	}
+	for _, hosts := range r.fleets {
+		for _, h := range hosts {
+			if h.t != nil {
+				h.t.Close()
+			}
+		}
 	}
 
 	final := &events.Outcome{Status: res.Status, Failed: res.Failed, Duration: time.Since(r.started)}
@@ -208,6 +240,11 @@ func Run(ctx context.Context, o Options) Result {
 }
 
 func (r *run) target(name string) (targets.Target, error) {
+	if r.host != nil && name == r.host.fleet {
+		return r.host.t, nil
+	}
+	r.tmu.Lock()
+	defer r.tmu.Unlock()
 	if t, ok := r.targets[name]; ok {
 		return t, nil
 	}
@@ -247,13 +284,37 @@ func (r *run) launches() []*launched {
 	return append([]*launched(nil), r.launched...)
 }
 
+// launch is the process the launch step addr started: on a fleet
+// host's run, the one it started on that host.
 func (r *run) launch(addr string) *launched {
+	var first *launched
 	for _, l := range r.launches() {
-		if l.addr == addr {
+		if l.addr != addr {
+			continue
+		}
+		if r.host == nil || l.target == r.host.t {
 			return l
 		}
+		if first == nil {
+			first = l
+		}
 	}
-	return nil
+	return first
+}
+
+// watching is the launches this run's steps watch (watches).
+func (r *run) watching() []*launched {
+	ls := r.launches()
+	if r.watches == nil {
+		return ls
+	}
+	var some []*launched
+	for _, l := range ls {
+		if r.watches(l) {
+			some = append(some, l)
+		}
+	}
+	return some
 }
 
 // stepRef turns a launch address a probe names into what the probe needs.

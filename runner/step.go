@@ -100,6 +100,9 @@ type stepRun struct {
 	// probeWarned names the probes that were found to leave processes
 	// running: each is warned of once per step.
 	probeWarned map[string]bool
+	// lost is, on a fleet host, the call that found the host cut off
+	// (fleet.go cutOff).
+	lost error
 }
 
 type namedProbe struct {
@@ -281,7 +284,7 @@ func (s *stepRun) diedMeanwhile(ctx context.Context, out *events.Outcome) {
 	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), diedSettle+5*time.Second)
 	defer cancel()
 	var watched []*launched
-	for _, l := range s.r.launches() {
+	for _, l := range s.r.watching() {
 		if l.addr != s.ev.Addr && !strings.Contains(out.Reason, l.addr+" (") {
 			watched = append(watched, l) // not its own launch, nor a death the reason tells
 		}

@@ -96,6 +96,7 @@ func sshConfig(b *plans.SSH, ectx *hcl.EvalContext) (targets.SSHConfig, error) {
 		cfg.KnownHosts = []string{f}
 	}
 	cfg.ProxyJump = text(b.ProxyJump, "proxy_jump")
+	cfg.ConfigFile = text(b.ConfigFile, "config_file")
 	cfg.PassphraseEnv = text(b.PassphraseEnv, "passphrase_env")
 	if insecure := text(b.InsecureIgnoreHostKey, "insecure_ignore_host_key"); insecure == "true" {
 		cfg.InsecureIgnoreHostKey = true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"lockstep/probes"
@@ -65,16 +66,31 @@ func (r *run) watch(ctx context.Context, cancel context.CancelCauseFunc) (stop f
 			// The set can grow during the step (the launch it runs), so
 			// the pace is chosen each time: a remote check is a round trip.
 			every := watchEvery
-			for _, l := range r.launches() {
+			ls := r.watching()
+			for _, l := range ls {
 				if !isLocal(l.target) {
 					every = watchEveryRemote
 				}
-				st, err := r.state(wctx, l)
-				if err != nil || st.Alive || st.following != "" {
-					continue
+			}
+			// Each launch is looked at on its own: a fleet's hosts at
+			// once, not one round trip after another.
+			dead := make([]*diedError, len(ls))
+			var wg sync.WaitGroup
+			for i, l := range ls {
+				wg.Go(func() {
+					st, err := r.state(wctx, l)
+					if err == nil && !st.Alive && st.following == "" {
+						dead[i] = &diedError{l: l, state: st.ProcessState}
+					}
+				})
+			}
+			wg.Wait()
+			for _, d := range dead {
+				if d != nil {
+					d.tail = r.tail(context.WithoutCancel(wctx), d.l)
+					cancel(d)
+					return
 				}
-				cancel(&diedError{l: l, state: st.ProcessState, tail: r.tail(context.WithoutCancel(wctx), l)})
-				return
 			}
 			next.Reset(every)
 		}

@@ -134,6 +134,8 @@ type Common struct {
 	Always      bool       `hcl:"always,const" doc:"run this step even after an earlier one failed (cleanup, reports)"`
 	Keep        bool       `hcl:"keep,const" doc:"leave what this step launched, or what its command left running, running when the plan ends"`
 	Progress    Progress   `hcl:"progress" doc:"a number from 0 to 1 (or null) showing how far along the step is"`
+	// Fleet is how a step on many hosts decides (fleet.go).
+	Fleet
 }
 
 // Step is what every step has.

@@ -89,7 +89,11 @@ func (s *SSH) Close() error {
 	defer s.mu.Unlock()
 	s.closed = true
 	if s.conn != nil {
+		// A cancelled call's kill script is ended before the connection:
+		// each waits at most a few seconds (killGroup).
+		s.conn.kills.Wait()
 		s.conn.endWatcher()
+		s.conn.endWorkers(watchStopWait)
 		s.conn.end(errors.New("closed by lockstep"))
 	}
 	return nil
@@ -155,6 +159,10 @@ func (s *SSH) redial(ctx context.Context, dropped *sshConn) (*sshConn, error) {
 			return nil, s.errorf("%w", err)
 		}
 		return c, nil
+	}
+	if s.cfg.NoReconnect {
+		// A fleet's host: cut off is failed, not waited for.
+		return nil, s.disconnected(dropped, "connect")
 	}
 	for {
 		c, err := s.dial(ctx)

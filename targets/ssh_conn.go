@@ -114,6 +114,11 @@ type sshConn struct {
 	watchErr  error // why the host cannot watch: not tried again
 	watchWarm sync.Once
 
+	// kills are the killGroup calls of cancelled calls still going: the
+	// target's Close waits for them, so the kill script a cancelled
+	// call left does not outlive lockstep on the host.
+	kills sync.WaitGroup
+
 	done      chan struct{}
 	closeOnce sync.Once
 	cause     error // why it ended; set before done closes

@@ -41,6 +41,14 @@ type SSHConfig struct {
 	KeepaliveMax          int           // missed replies before the connection counts as dropped; default 3
 	Env                   map[string]string
 	Workdir               string
+	// ConfigFile, when set, is the one ssh_config file the host resolves
+	// through (ssh -F FILE): ~/.ssh/config and /etc/ssh/ssh_config are
+	// then not read, as with ssh -F.
+	ConfigFile string
+	// NoReconnect: once the connection dropped, every call fails with
+	// ErrDisconnected and the drop's cause rather than dial again (a
+	// fleet's host, which the fleet gives up on at once).
+	NoReconnect bool
 }
 
 // How ResolveSSH read the user's configuration.
@@ -76,7 +84,9 @@ const configFileLimits = "without the OpenSSH client: Match blocks are not evalu
 // Include and Match, else by parsing ~/.ssh/config and
 // /etc/ssh/ssh_config. What the plan sets wins.
 func ResolveSSH(name string, plan SSHConfig) (SSHConfig, Resolution, error) {
-	return defaultResolver().resolve(context.Background(), name, plan)
+	r := defaultResolver()
+	r.configFile = plan.ConfigFile
+	return r.resolve(context.Background(), name, plan)
 }
 
 // resolver is how host settings are read; tests point it at their own

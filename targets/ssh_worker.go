@@ -11,6 +11,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 )
@@ -148,7 +149,7 @@ func (c *sshConn) putWorker(w *worker) { c.workers.idle <- w }
 func (c *sshConn) dropWorker(w *worker, kill bool) {
 	w.sess.Close()
 	if kill && w.pid > 1 {
-		go killGroup(c, w.pid)
+		c.kills.Go(func() { killGroup(c, w.pid) })
 	}
 	<-c.workers.slots
 }
@@ -321,4 +322,32 @@ func (s *SSH) script(ctx context.Context, what, script string) ([]byte, error) {
 		return out, s.errorf("%s: remote script exited %d: %s", what, code, msg)
 	}
 	return out, nil
+}
+
+// endWorkers ends the idle workers as the target closes: each reads the
+// end of its stdin and exits; endWorkers waits for that, up to wait in
+// all, so that no worker shell is left on the host once lockstep is done
+// (the connection's end alone would leave each to notice a moment later).
+func (c *sshConn) endWorkers(wait time.Duration) {
+	var ws []*worker
+	for {
+		select {
+		case w := <-c.workers.idle:
+			ws = append(ws, w)
+			continue
+		default:
+		}
+		break
+	}
+	for _, w := range ws {
+		w.stdin.Close()
+	}
+	deadline := time.After(wait)
+	for _, w := range ws {
+		select {
+		case <-w.ended:
+		case <-deadline:
+			return
+		}
+	}
 }

@@ -152,6 +152,9 @@ func showStep(p doc, a *records.Attempt, s *records.Step) {
 		"reason", reason,
 	}
 	for i, act := range s.Actions {
+		if act.Host != "" {
+			continue // each host's, under hosts
+		}
 		ran := act.Command
 		if i > 0 && act.ExitCode != nil && ran == s.Actions[i-1].Command {
 			// Records written before the exit action stopped repeating
@@ -193,29 +196,12 @@ func showStep(p doc, a *records.Attempt, s *records.Step) {
 	if o != nil {
 		ev = o.Evidence
 	}
-	if ev != nil {
-		var conds []string
-		for _, c := range ev.Conditions {
-			conds = append(conds, condLine(c))
-		}
-		p.list("evidence", conds)
-		var vals []string
-		for _, k := range slices.Sorted(maps.Keys(ev.Values)) {
-			vals = append(vals, k+" = "+ev.Values[k])
-		}
-		p.list("values read", vals)
-		var hist []string
-		for _, h := range ev.History {
-			hist = append(hist, h.Time.Format("15:04:05")+"  "+h.Summary)
-		}
-		p.list("history", hist)
-		for _, k := range slices.Sorted(maps.Keys(ev.Output)) {
-			p.verbatim("last lines of "+k, "", ev.Output[k])
-		}
-		p.verbatim("log lines", "", ev.LogLines)
-		for _, addr := range slices.Sorted(maps.Keys(ev.LogTail)) {
-			p.verbatim("log tail of "+addr, "", ev.LogTail[addr])
-		}
+	if o != nil && len(o.Hosts) > 0 {
+		// A step on a fleet: each host's outcome and evidence, the
+		// step's own being the first failing host's.
+		showHosts(p, o.Hosts)
+	} else if ev != nil {
+		showEvidence(p, "", ev)
 	} else if len(s.Observations) > 0 {
 		// No evidence (the step did not end): what was last seen.
 		obs := s.Observations[max(0, len(s.Observations)-historyShown):]
@@ -232,7 +218,14 @@ func showStep(p doc, a *records.Attempt, s *records.Step) {
 		p.list("conditions when last observed", conds)
 	}
 	for _, c := range s.Cleanups {
-		p.fields("cleanup", fmt.Sprintf("pid %d: %s", c.PID, c.Result))
+		switch {
+		case c.Hosts > 0:
+			p.fields("cleanup", c.Result)
+		case c.Host != "":
+			p.fields("cleanup", fmt.Sprintf("%s pid %d: %s", c.Host, c.PID, c.Result))
+		default:
+			p.fields("cleanup", fmt.Sprintf("pid %d: %s", c.PID, c.Result))
+		}
 	}
 }
 
@@ -404,6 +397,33 @@ func damageLine(a *records.Attempt) string {
 		parts = append(parts, fmt.Sprintf("%d unreadable line%s skipped", a.Unreadable, plural(a.Unreadable)))
 	}
 	return "the record is damaged: " + strings.Join(parts, "; ")
+}
+
+// showEvidence lists what decided an outcome; prefix names whose it is
+// (a fleet's host).
+func showEvidence(p doc, prefix string, ev *events.Evidence) {
+	var conds []string
+	for _, c := range ev.Conditions {
+		conds = append(conds, condLine(c))
+	}
+	p.list(prefix+"evidence", conds)
+	var vals []string
+	for _, k := range slices.Sorted(maps.Keys(ev.Values)) {
+		vals = append(vals, k+" = "+ev.Values[k])
+	}
+	p.list(prefix+"values read", vals)
+	var hist []string
+	for _, h := range ev.History {
+		hist = append(hist, h.Time.Format("15:04:05")+"  "+h.Summary)
+	}
+	p.list(prefix+"history", hist)
+	for _, k := range slices.Sorted(maps.Keys(ev.Output)) {
+		p.verbatim(prefix+"last lines of "+k, "", ev.Output[k])
+	}
+	p.verbatim(prefix+"log lines", "", ev.LogLines)
+	for _, addr := range slices.Sorted(maps.Keys(ev.LogTail)) {
+		p.verbatim(prefix+"log tail of "+addr, "", ev.LogTail[addr])
+	}
 }
 
 func ptrIf(v float64, ok bool) *float64 {

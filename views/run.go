@@ -144,7 +144,12 @@ func eventLines(e events.Event, s style) []string {
 		return []string{fmt.Sprintf("%s: %s", p, s.dim("started ("+what+")"))}
 	case events.StepAction:
 		a := e.Action
+		if e.Host != "" {
+			return nil // the fleet step's own action line tells it once
+		}
 		switch {
+		case a.Hosts > 0:
+			return []string{fmt.Sprintf("%s: on %d hosts: $ %s", p, a.Hosts, firstLineOf(a.Command))}
 		case a.Daemonized:
 			return []string{fmt.Sprintf("%s: daemonized into pid %d: %s", p, a.PID, firstLineOf(a.Command))}
 		case a.Adopted != nil:
@@ -173,9 +178,17 @@ func eventLines(e events.Event, s style) []string {
 		return nil
 	case events.StepFinished:
 		return outcomeLines(p, e.Outcome, s)
+	case events.HostFinished:
+		return hostLines(p, e.Host, e.Outcome, s)
 	case events.ProcessStopped:
+		if e.Host != "" {
+			return nil // the launch's line for all its hosts tells it
+		}
 		return []string{fmt.Sprintf("%s: %s", p, e.Cleanup.Result)}
 	case events.Warning:
+		if e.Step != nil && e.Host != "" {
+			return []string{s.yellow("lockstep: warning: " + e.Step.Addr + " on " + e.Host + ": " + e.Message)}
+		}
 		if e.Step != nil {
 			return []string{s.yellow("lockstep: warning: " + e.Step.Addr + ": " + e.Message)}
 		}
@@ -209,6 +222,16 @@ func eventLines(e events.Event, s style) []string {
 }
 
 func outcomeLines(p string, o *events.Outcome, s style) []string {
+	switch {
+	case o.Status == events.Confirmed && len(o.Hosts) > 0:
+		return []string{fmt.Sprintf("%s: %s on %s in %s%s", p, s.green("confirmed"), hostCount(o.Hosts), elapsed(o.Duration), hostFailures(o.Hosts))}
+	case len(o.Hosts) > 0 && o.Status != events.Skipped:
+		lines := []string{fmt.Sprintf("%s: %s after %s (%s): %s", p, s.red(string(o.Status)), elapsed(o.Duration), hostCount(o.Hosts), terminal.PrintableCut(o.Reason, terminal.MaxShownReason))}
+		if o.ErrorMessage != "" {
+			lines = append(lines, "    "+s.bold(o.ErrorMessage))
+		}
+		return append(lines, evidenceLines(o.Evidence, o.Reason, s)...)
+	}
 	switch o.Status {
 	case events.Confirmed:
 		lines := []string{fmt.Sprintf("%s: %s in %s", p, s.green("confirmed"), elapsed(o.Duration))}

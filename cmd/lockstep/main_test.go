@@ -69,6 +69,8 @@ func TestScripts(t *testing.T) {
 			switch cond {
 			case "sshd":
 				return ssh != nil, nil
+			case "netns":
+				return canNetns(), nil
 			case "tmpfs", "chattr":
 				return canDo(cond), nil
 			case "chromium":
@@ -78,6 +80,7 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: withEndingCmds(map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"procs":  procsCmd,
+			"fleet":  fleetCmd,
 			"browse": browseCmd,
 			// exits N CMD ARGS... runs CMD and wants exit status N.
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {

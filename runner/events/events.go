@@ -16,6 +16,7 @@ const (
 	Observed        Type = "observed"         // Step, Observation: one turn of a confirm loop
 	Progressed      Type = "progress"         // Step, Progress
 	StepFinished    Type = "step_finished"    // Step, Outcome
+	HostFinished    Type = "host_finished"    // Step, Host, Outcome: one host of a step on a fleet ended
 	ProcessStopped  Type = "process_stopped"  // Step (the launch), Cleanup
 	Warning         Type = "warning"          // Message
 	TargetOpened    Type = "target_opened"    // Message: where a target's steps run and how that was resolved
@@ -56,6 +57,10 @@ type Event struct {
 	Outcome     *Outcome     `json:"outcome,omitempty"`
 	Cleanup     *Cleanup     `json:"cleanup,omitempty"`
 	Message     string       `json:"message,omitempty"`
+	// Host is the host of a fleet an event is about (a step_action,
+	// a host_finished, a process_stopped, a warning); "" for the step as
+	// a whole.
+	Host string `json:"host,omitempty"`
 }
 
 // Step names the step an event is about.
@@ -110,6 +115,10 @@ type Action struct {
 	// Adopted is set on a launch that started nothing: it adopted the
 	// process an earlier attempt launched and left running.
 	Adopted *Adoption `json:"adopted,omitempty"`
+	// Host is the fleet host it ran on; Hosts, on the fleet step's own
+	// action, how many hosts it runs on (Command is then rank 0's).
+	Host  string `json:"host,omitempty"`
+	Hosts int    `json:"hosts,omitempty"`
 }
 
 // Held is a launched process as a record keeps it for a later attempt
@@ -274,6 +283,31 @@ type Outcome struct {
 	// not be written in full, so the verdict is not kept (the run exits 3
 	// whatever Status says); it says what was lost.
 	NotKept string `json:"not_kept,omitempty"`
+	// Hosts, for a step on a fleet, is each host's own outcome, in rank
+	// order: the step's Status is what the rule (max_failures,
+	// min_confirmed) made of them.
+	Hosts []HostOutcome `json:"hosts,omitempty"`
+}
+
+// HostOutcome is how one host of a step on a fleet ended, with its own
+// evidence and outputs: an Outcome's fields that a host has (not nested,
+// so that the type is not recursive).
+type HostOutcome struct {
+	Host         string            `json:"host"`
+	Rank         int               `json:"rank"`
+	Status       Status            `json:"status"`
+	Reason       string            `json:"reason,omitempty"`
+	ErrorMessage string            `json:"error_message,omitempty"`
+	Duration     time.Duration     `json:"duration_ns"`
+	Evidence     *Evidence         `json:"evidence,omitempty"`
+	Outputs      map[string]string `json:"outputs,omitempty"`
+	Left         []LeftProcess     `json:"left,omitempty"`
+}
+
+// HostOf is host's part of its own step's outcome o.
+func HostOf(host string, rank int, o Outcome) HostOutcome {
+	return HostOutcome{Host: host, Rank: rank, Status: o.Status, Reason: o.Reason, ErrorMessage: o.ErrorMessage,
+		Duration: o.Duration, Evidence: o.Evidence, Outputs: o.Outputs, Left: o.Left}
 }
 
 // LeftProcess is a process a step's command left running.
@@ -349,7 +383,11 @@ type Cleanup struct {
 	// (set when Kept).
 	Process *Held `json:"process,omitempty"`
 	// Adopted says the process was adopted by this attempt, not launched.
-	Adopted bool `json:"adopted,omitempty"`
+	Adopted bool   `json:"adopted,omitempty"`
+	Host    string `json:"host,omitempty"` // the fleet host it ran on
+	// Hosts is set on the one cleanup that sums up a launch on a fleet,
+	// after each host's own: how many hosts it ran on.
+	Hosts int `json:"hosts,omitempty"`
 }
 
 // Observer receives events in order. Emit must not block for long: the

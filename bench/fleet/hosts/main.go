@@ -1,7 +1,7 @@
 // Command hosts makes a fleet of test hosts in network namespaces
 // (targets/netnstest), runs a command that uses them, and tears them
-// down: bench/fleet.sh times ansible-playbook (and, once fleets exist,
-// lockstep) against the same hosts with it.
+// down: bench/fleet.sh times ansible-playbook and lockstep against the
+// same hosts with it.
 //
 // The command sees FLEET_SSH_CONFIG (an ssh_config naming the hosts),
 // FLEET_HOSTS ("n1 n2 ..."), FLEET_USER, FLEET_KEY and FLEET_KNOWN_HOSTS.
