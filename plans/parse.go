@@ -235,8 +235,8 @@ func validName(name string) bool {
 // PartialContent hides what was read from it, which only hcl sees: none
 // is read here.)
 func bodyContent(body hcl.Body, schema *hcl.BodySchema) (*hcl.BodyContent, hcl.Diagnostics) {
-	sb, ok := body.(*hclsyntax.Body)
-	if !ok || !takesAll(sb, schema) {
+	sb := nativeBody(body, schema)
+	if sb == nil {
 		return body.Content(schema)
 	}
 	out := &hcl.BodyContent{Attributes: make(hcl.Attributes, len(sb.Attributes)), MissingItemRange: sb.MissingItemRange()}
@@ -254,6 +254,16 @@ func bodyContent(body hcl.Body, schema *hcl.BodySchema) (*hcl.BodyContent, hcl.D
 		}
 	}
 	return out, nil
+}
+
+// nativeBody is body in native syntax when schema takes all it holds
+// (takesAll): what hcl's Content would read without a word can be read
+// from it directly. It is nil otherwise.
+func nativeBody(body hcl.Body, schema *hcl.BodySchema) *hclsyntax.Body {
+	if sb, ok := body.(*hclsyntax.Body); ok && takesAll(sb, schema) {
+		return sb
+	}
+	return nil
 }
 
 // takesAll tells whether schema takes every attribute and block of sb,
@@ -445,9 +455,29 @@ func (d *decoder) decodeCondition(block *hcl.Block) (*Condition, hcl.Diagnostics
 	schema := d.schemaOf("condition", func() *hcl.BodySchema {
 		return &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "condition"}, {Name: "error_message"}}}
 	})
-	content, diags := bodyContent(block.Body, schema)
-	a, ok := content.Attributes["condition"]
-	if !ok {
+	// Read straight from the syntax tree when it holds only these, as
+	// bodyContent would read it: a plan has a condition block or more
+	// for each step.
+	var cond, msg hcl.Expression
+	var diags hcl.Diagnostics
+	if sb := nativeBody(block.Body, schema); sb != nil {
+		if a, ok := sb.Attributes["condition"]; ok {
+			cond = a.Expr
+		}
+		if m, ok := sb.Attributes["error_message"]; ok {
+			msg = m.Expr
+		}
+	} else {
+		var content *hcl.BodyContent
+		content, diags = bodyContent(block.Body, schema)
+		if a, ok := content.Attributes["condition"]; ok {
+			cond = a.Expr
+		}
+		if m, ok := content.Attributes["error_message"]; ok {
+			msg = m.Expr
+		}
+	}
+	if cond == nil {
 		return nil, append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Missing condition",
@@ -455,11 +485,7 @@ func (d *decoder) decodeCondition(block *hcl.Block) (*Condition, hcl.Diagnostics
 			Subject:  block.DefRange.Ptr(),
 		})
 	}
-	c := &Condition{Condition: a.Expr, DeclRange: block.DefRange, Source: d.text(a.Expr.Range())}
-	if m, ok := content.Attributes["error_message"]; ok {
-		c.ErrorMessage = m.Expr
-	}
-	return c, diags
+	return &Condition{Condition: cond, ErrorMessage: msg, DeclRange: block.DefRange, Source: d.text(cond.Range())}, diags
 }
 
 // text returns the source text of rng in the plan file.
