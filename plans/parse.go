@@ -637,6 +637,25 @@ type stepOwn struct {
 	schema        []Attr // the attributes, for their types
 }
 
+// takes tells whether o takes every attribute and block of sb; o is nil
+// for an unknown kind, which takes nothing.
+func (o *stepOwn) takes(sb *hclsyntax.Body) bool {
+	if o == nil {
+		return false
+	}
+	for name := range sb.Attributes {
+		if !o.attrs[name] {
+			return false
+		}
+	}
+	for _, b := range sb.Blocks {
+		if !o.blocks[b.Type] {
+			return false
+		}
+	}
+	return true
+}
+
 // ownOf returns what kind takes, made once per kind.
 func (d *decoder) ownOf(kind *StepKind) *stepOwn {
 	if o, ok := d.own[kind]; ok {
@@ -673,67 +692,92 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 		})
 	}
 	schema := d.stepSchema()
-	content, ds := bodyContent(block.Body, schema)
-	diags = append(diags, ds...)
-	s.misspelled = misspellings(block.Body, schema)
-
+	var own *stepOwn
 	if kind != nil {
-		own := d.ownOf(kind)
-		for _, a := range sortedAttrs(content.Attributes) {
-			if own.attrs[a.Name] {
-				continue
-			}
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Unsupported argument",
-				Detail: fmt.Sprintf("%s %s step has no argument %q; %s belongs to %s steps. %s",
-					article(s.Kind), s.Kind, a.Name, a.Name, joinAnd(d.kindsWith(a.Name, false)), kind.Kind.Hint(a.Name)),
-				Subject: a.NameRange.Ptr(),
-			})
-			delete(content.Attributes, a.Name)
-		}
-		kept := content.Blocks[:0]
-		for _, b := range content.Blocks {
-			if own.blocks[b.Type] {
-				kept = append(kept, b)
-				continue
-			}
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Unsupported block type",
-				Detail: fmt.Sprintf("%s %s step has no %s block; %s blocks belong to %s steps.",
-					article(s.Kind), s.Kind, b.Type, b.Type, joinAnd(d.kindsWith(b.Type, true))),
-				Subject: b.TypeRange.Ptr(),
-			})
-		}
-		content.Blocks = kept
+		own = d.ownOf(kind)
 	}
+	// A step in native syntax that holds only what its kind takes, as
+	// every step of a valid plan does, is read straight from its syntax
+	// tree (a long plan has thousands); any other goes through
+	// bodyContent, for its messages.
+	var (
+		attr   func(name string) *hcl.Attribute
+		blocks []*hcl.Block
+		ds     hcl.Diagnostics
+	)
+	if sb := nativeBody(block.Body, schema); sb != nil && own.takes(sb) {
+		// nativeBody took every name: none is misspelled.
+		attr = func(name string) *hcl.Attribute { return sb.Attributes[name].AsHCLAttribute() }
+		s.Attrs = make(map[string]hcl.Expression, len(sb.Attributes))
+		for name, a := range sb.Attributes {
+			s.Attrs[name] = a.Expr
+		}
+		blocks = make([]*hcl.Block, len(sb.Blocks))
+		for i, b := range sb.Blocks {
+			blocks[i] = b.AsHCLBlock()
+		}
+	} else {
+		var content *hcl.BodyContent
+		content, ds = bodyContent(block.Body, schema)
+		diags = append(diags, ds...)
+		s.misspelled = misspellings(block.Body, schema)
+		if kind != nil {
+			for _, a := range sortedAttrs(content.Attributes) {
+				if own.attrs[a.Name] {
+					continue
+				}
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Unsupported argument",
+					Detail: fmt.Sprintf("%s %s step has no argument %q; %s belongs to %s steps. %s",
+						article(s.Kind), s.Kind, a.Name, a.Name, joinAnd(d.kindsWith(a.Name, false)), kind.Kind.Hint(a.Name)),
+					Subject: a.NameRange.Ptr(),
+				})
+				delete(content.Attributes, a.Name)
+			}
+			kept := content.Blocks[:0]
+			for _, b := range content.Blocks {
+				if own.blocks[b.Type] {
+					kept = append(kept, b)
+					continue
+				}
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Unsupported block type",
+					Detail: fmt.Sprintf("%s %s step has no %s block; %s blocks belong to %s steps.",
+						article(s.Kind), s.Kind, b.Type, b.Type, joinAnd(d.kindsWith(b.Type, true))),
+					Subject: b.TypeRange.Ptr(),
+				})
+			}
+			content.Blocks = kept
+		}
 
-	attrs := content.Attributes
-	expr := func(name string) hcl.Expression {
-		if a, ok := attrs[name]; ok {
-			return a.Expr
+		attr = func(name string) *hcl.Attribute { return content.Attributes[name] }
+		s.Attrs = make(map[string]hcl.Expression, len(content.Attributes))
+		for name, a := range content.Attributes {
+			s.Attrs[name] = a.Expr
 		}
-		return nil
+		blocks = content.Blocks
 	}
-	if a, ok := attrs["target"]; ok {
+	expr := func(name string) hcl.Expression { return s.Attrs[name] }
+	if a := attr("target"); a != nil {
 		s.targetExpr = a.Expr
 		s.Target, ds = d.decodeStepTarget(a)
 		diags = append(diags, ds...)
 	}
-	if a, ok := attrs["description"]; ok {
+	if a := attr("description"); a != nil {
 		s.Description, ds = d.constString(a)
 		diags = append(diags, ds...)
 	}
-	if a, ok := attrs["always"]; ok {
+	if a := attr("always"); a != nil {
 		s.Always, ds = d.constBool(a)
 		diags = append(diags, ds...)
 	}
-	if a, ok := attrs["keep"]; ok {
+	if a := attr("keep"); a != nil {
 		s.Keep, ds = d.constBool(a)
 		diags = append(diags, ds...)
 	}
-	if a, ok := attrs["repeat"]; ok {
+	if a := attr("repeat"); a != nil {
 		// A constant: its range is the kind's to check (steps).
 		v, ds := d.constValue(a, cty.Number, "Write a whole number such as 3.")
 		diags = append(diags, ds...)
@@ -743,14 +787,10 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 			}
 		}
 	}
-	s.Attrs = map[string]hcl.Expression{}
-	for name, a := range attrs {
-		s.Attrs[name] = a.Expr
-	}
 	s.Timeout, s.Interval, s.Grace = expr("timeout"), expr("interval"), expr("grace")
 	s.Command, s.Log, s.Pidfile, s.Env, s.Workdir, s.Progress = expr("command"), expr("log"), expr("pidfile"), expr("env"), expr("workdir"), expr("progress")
 
-	for _, b := range content.Blocks {
+	for _, b := range blocks {
 		switch b.Type {
 		case "probe":
 			pr, ds := d.decodeProbe(b)
