@@ -102,8 +102,9 @@ type decoder struct {
 
 	// what blocks are read with, built on first use: the same for each
 	// block of a kind
-	own     map[*StepKind]*stepOwn
-	schemas map[any]*hcl.BodySchema // by schemaOf
+	own      map[*StepKind]*stepOwn
+	probeOwn map[*ProbeKind]map[string]bool // each probe kind's attributes
+	schemas  map[any]*hcl.BodySchema        // by schemaOf
 
 	planRange   *hcl.Range
 	localTarget bool // the file declares target "local"
@@ -904,11 +905,28 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 		})
 		return p, diags
 	}
-	own := map[string]bool{}
-	for _, a := range kind.Attrs {
-		own[a.Name] = true
+	own := d.probeOwn[kind]
+	if own == nil {
+		own = map[string]bool{}
+		for _, a := range kind.Attrs {
+			own[a.Name] = true
+		}
+		if d.probeOwn == nil {
+			d.probeOwn = map[*ProbeKind]map[string]bool{}
+		}
+		d.probeOwn[kind] = own
 	}
 	probeSchema := d.probeSchema()
+	// A probe that holds only what its kind takes is read straight from
+	// its syntax tree, as a step is (decodeStep).
+	if sb := nativeBody(block.Body, probeSchema); sb != nil && takesOnly(sb, own) {
+		for name, a := range sb.Attributes {
+			if name != "step" && name != "since" {
+				p.Attrs[name] = a.Expr
+			}
+		}
+		return p, append(diags, d.probeRefs(p, kind, func(name string) *hcl.Attribute { return sb.Attributes[name].AsHCLAttribute() }, nil, block)...)
+	}
 	content, ds := bodyContent(block.Body, probeSchema)
 	diags = append(diags, ds...)
 	misspelled := misspellings(block.Body, probeSchema)
@@ -941,18 +959,26 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 		}
 		p.Attrs[name] = a.Expr
 	}
-	if a, ok := content.Attributes["step"]; ok {
+	return p, append(diags, d.probeRefs(p, kind, func(name string) *hcl.Attribute { return content.Attributes[name] }, misspelled, block)...)
+}
+
+// probeRefs reads a probe's step and since and checks the attributes its
+// kind needs, attr giving each attribute the probe sets (nil for one it
+// does not).
+func (d *decoder) probeRefs(p *Probe, kind *ProbeKind, attr func(string) *hcl.Attribute, misspelled map[string]bool, block *hcl.Block) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	if a := attr("step"); a != nil {
 		p.stepExpr = a.Expr
 		var ds hcl.Diagnostics
 		p.Step, ds = launchRef(d.lang, p.Kind, "step", a.Expr, "follows what a launch started")
 		diags = append(diags, ds...)
 	}
-	if a, ok := content.Attributes["since"]; ok {
+	if a := attr("since"); a != nil {
 		p.sinceExpr = a.Expr
 		var ds hcl.Diagnostics
 		p.Since, ds = launchRef(d.lang, p.Kind, "since", a.Expr, "reads from a launch's start")
 		diags = append(diags, ds...)
-		if _, both := content.Attributes["step"]; both {
+		if p.stepExpr != nil {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Conflicting arguments",
@@ -963,7 +989,7 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 	}
 	var set []string
 	for _, name := range kind.OneOf {
-		if _, ok := content.Attributes[name]; ok {
+		if attr(name) != nil {
 			set = append(set, name)
 		}
 	}
@@ -980,19 +1006,33 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 			Severity: hcl.DiagError,
 			Summary:  "Conflicting arguments",
 			Detail:   fmt.Sprintf("%s %s probe takes only one of %s; this one sets %s. Keep one.", article(p.Kind), p.Kind, joinOr(kind.OneOf), joinAnd(set)),
-			Subject:  content.Attributes[set[1]].NameRange.Ptr(),
+			Subject:  attr(set[1]).NameRange.Ptr(),
 		})
 	}
-	diags = append(diags, missingRequired(p.Kind+" probe", kind.Attrs, content, misspelled, block.DefRange)...)
-	return p, diags
+	return append(diags, missingRequired(p.Kind+" probe", kind.Attrs, attr, misspelled, block.DefRange)...)
+}
+
+// takesOnly tells whether every attribute of sb is one of own, and sb
+// holds no block.
+func takesOnly(sb *hclsyntax.Body, own map[string]bool) bool {
+	if len(sb.Blocks) > 0 {
+		return false
+	}
+	for name := range sb.Attributes {
+		if !own[name] {
+			return false
+		}
+	}
+	return true
 }
 
 // missingRequired reports each required attribute of what ("http probe")
-// that content lacks, unless one misspelled is already reported as a typo.
-func missingRequired(what string, attrs []Attr, content *hcl.BodyContent, misspelled map[string]bool, rng hcl.Range) hcl.Diagnostics {
+// that the block lacks (attr gives each it sets, nil for one it does
+// not), unless one misspelled is already reported as a typo.
+func missingRequired(what string, attrs []Attr, attr func(string) *hcl.Attribute, misspelled map[string]bool, rng hcl.Range) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, a := range attrs {
-		if _, ok := content.Attributes[a.Name]; a.Required && !ok && !misspelled[a.Name] {
+		if a.Required && !misspelled[a.Name] && attr(a.Name) == nil {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Missing argument",
@@ -1020,11 +1060,19 @@ func (d *decoder) decodeLoad(block *hcl.Block) (*Load, hcl.Diagnostics) {
 		}}
 	}
 	schema := d.schemaOf(kind, func() *hcl.BodySchema { return schemaFor(kind.Attrs, nil) })
+	if sb := nativeBody(block.Body, schema); sb != nil {
+		// Read straight from the syntax tree, as a step is (decodeStep):
+		// nativeBody took every name, so none is misspelled.
+		for name, a := range sb.Attributes {
+			l.Attrs[name] = a.Expr
+		}
+		return l, missingRequired(l.Kind+" load", kind.Attrs, func(name string) *hcl.Attribute { return sb.Attributes[name].AsHCLAttribute() }, nil, block.DefRange)
+	}
 	content, diags := bodyContent(block.Body, schema)
 	for name, a := range content.Attributes {
 		l.Attrs[name] = a.Expr
 	}
-	diags = append(diags, missingRequired(l.Kind+" load", kind.Attrs, content, misspellings(block.Body, schema), block.DefRange)...)
+	diags = append(diags, missingRequired(l.Kind+" load", kind.Attrs, func(name string) *hcl.Attribute { return content.Attributes[name] }, misspellings(block.Body, schema), block.DefRange)...)
 	return l, diags
 }
 
