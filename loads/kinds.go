@@ -30,9 +30,17 @@ type Config interface {
 	Run(ctx context.Context, dial Dialer, progress func(Progress)) (Result, error)
 }
 
+// Answered is a load that sends to one URL: the runner tells who answered
+// it, and whether that must be the attempt's own server.
+type Answered interface {
+	Answered() (url string, requireOwn bool)
+}
+
 var (
-	_ Config = (*HTTP)(nil)
-	_ Config = (*OpenAI)(nil)
+	_ Answered = (*HTTP)(nil)
+	_ Answered = (*OpenAI)(nil)
+	_ Config   = (*HTTP)(nil)
+	_ Config   = (*OpenAI)(nil)
 )
 
 // Kinds lists the load kinds, in the order docs show them.
@@ -46,7 +54,10 @@ func Kinds() []Kind {
 		{
 			Name: "openai", Doc: "completions against an OpenAI-compatible server, with bench_serving's metrics",
 			Defaults: func() Config { return OpenAIDefaults() },
-			Metrics:  schema.Metrics(OpenAIMetrics{}),
+			Metrics: append(schema.Metrics(OpenAIMetrics{}), schema.Metric{
+				Name: "max_goodput_rate", Better: schema.Higher,
+				Doc: "goodput search (goodput_target): the highest rate probed at which the share of good arrivals held the target; 0 when not even the lower bound did",
+			}),
 		},
 	}
 }

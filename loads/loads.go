@@ -60,6 +60,9 @@ type Result struct {
 // of the measured phase (Start) or durations; TTFT and token counts are
 // zero where they do not apply.
 type RequestRecord struct {
+	// Level is, in a sweep or a search (RunLevels), the index of the
+	// level it was measured in; Start is then from that level's start.
+	Level        int           `json:"level,omitempty"`
 	Start        time.Duration `json:"start"`
 	Status       int           `json:"status"`
 	Error        string        `json:"error,omitempty"`

@@ -413,10 +413,17 @@ func (c *checker) value(e hcl.Expression, ctx *hcl.EvalContext) (cty.Value, hcl.
 func (c *checker) static(e hcl.Expression, ctx refContext, stepIdx int) hcl.Diagnostics {
 	f := c.analysis.of(e)
 	var diags hcl.Diagnostics
+	levels := false
 	for _, r := range f.refs {
 		if d := c.ref(r.Traversal, ctx, stepIdx); d != nil {
 			diags = append(diags, d)
 		}
+		levels = levels || r.Root == "self" && r.Name == "levels" || r.Root == "step" && r.Attr == "levels"
+	}
+	if levels {
+		// Only a sweep's levels are read through a splat whose names
+		// refs do not see (self.levels[*].metrics.NAME).
+		diags = append(diags, c.splatRefs(e, ctx, stepIdx)...)
 	}
 	for _, call := range f.calls {
 		if !c.funcs[call.Name] {

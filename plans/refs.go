@@ -423,7 +423,9 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 		if attr, ok := attrAt(tr, 3); ok && k.Output(attr) == nil {
 			return errd("Unsupported attribute", c.outputsDetail(article(kind)+" "+kind+" step", attr, k.Self))
 		} else if attr == "metrics" {
-			return c.metricRef(tr, 4, c.plan.Steps[idx], "step."+addr, errd)
+			return c.metricRef(tr, 4, c.plan.Steps[idx], "step."+addr, false, errd)
+		} else if i, ok := levelMetrics(tr, 3); ok {
+			return c.metricRef(tr, i, c.plan.Steps[idx], "step."+addr, true, errd)
 		}
 	case "self":
 		if step == nil {
@@ -449,7 +451,10 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 			return errd("Unsupported attribute", c.outputsDetail(article(step.Kind)+" "+step.Kind+" step", attr, k.Self))
 		}
 		if attr == "metrics" {
-			return c.metricRef(tr, 2, step, "self", errd)
+			return c.metricRef(tr, 2, step, "self", false, errd)
+		}
+		if i, ok := levelMetrics(tr, 1); ok {
+			return c.metricRef(tr, i, step, "self", true, errd)
 		}
 	case "probe":
 		name, ok := attrAt(tr, 1)
@@ -490,6 +495,60 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 	return nil
 }
 
+// levelMetrics finds where tr names a level's metric, tr[at] being the
+// step's attribute: levels[N].metrics.NAME (a splat, levels[*], comes as
+// an index from splatRefs) or best.metrics.NAME; i is NAME's place.
+func levelMetrics(tr hcl.Traversal, at int) (i int, ok bool) {
+	attr, _ := attrAt(tr, at)
+	switch attr {
+	case "levels":
+		if len(tr) > at+1 {
+			if _, idx := tr[at+1].(hcl.TraverseIndex); idx {
+				if m, _ := attrAt(tr, at+2); m == "metrics" {
+					return at + 3, true
+				}
+			}
+		}
+	case "best":
+		if m, _ := attrAt(tr, at+1); m == "metrics" {
+			return at + 2, true
+		}
+	}
+	return 0, false
+}
+
+// splatRefs checks what splats read of each element where refs sees only
+// the list: self.levels[*].metrics.NAME is checked as
+// self.levels[0].metrics.NAME would be.
+func (c *checker) splatRefs(e hcl.Expression, ctx refContext, stepIdx int) hcl.Diagnostics {
+	n, ok := e.(hclsyntax.Node)
+	if !ok {
+		return nil
+	}
+	var diags hcl.Diagnostics
+	hclsyntax.VisitAll(n, func(n hclsyntax.Node) hcl.Diagnostics {
+		sp, ok := n.(*hclsyntax.SplatExpr)
+		if !ok {
+			return nil
+		}
+		src, ok1 := sp.Source.(*hclsyntax.ScopeTraversalExpr)
+		each, ok2 := sp.Each.(*hclsyntax.RelativeTraversalExpr)
+		if !ok1 || !ok2 {
+			return nil
+		}
+		if _, ok := each.Source.(*hclsyntax.AnonSymbolExpr); !ok {
+			return nil
+		}
+		tr := append(slices.Clone(src.Traversal), hcl.TraverseIndex{Key: cty.NumberIntVal(0), SrcRange: sp.MarkerRange})
+		tr = append(tr, each.Traversal...)
+		if d := c.ref(tr, ctx, stepIdx); d != nil {
+			diags = append(diags, d)
+		}
+		return nil
+	})
+	return diags
+}
+
 // repeatFields are what a metric of a benchmark with repeat = N (N > 1)
 // holds, as runner's metricsValue makes it.
 var repeatFields = []string{"values", "median", "min", "max", "stddev"}
@@ -499,12 +558,15 @@ var repeatFields = []string{"values", "median", "min", "max", "stddev"}
 // are its metric blocks, a load's the names its kind reports
 // (LoadKind.Metrics); with repeat = N (N > 1) each is an object of
 // repeatFields, else a number. what is how tr names the step ("self").
-func (c *checker) metricRef(tr hcl.Traversal, i int, s *Step, what string, errd func(string, string) *hcl.Diagnostic) *hcl.Diagnostic {
+func (c *checker) metricRef(tr hcl.Traversal, i int, s *Step, what string, level bool, errd func(string, string) *hcl.Diagnostic) *hcl.Diagnostic {
 	name, ok := traversalKey(tr, i)
 	if !ok || s.Kind != "benchmark" {
 		return nil // read whole, or by a key known only when it runs
 	}
 	ref := what + ".metrics." + name
+	if level {
+		ref = traversalText(tr[:i+1])
+	}
 	bench := "This benchmark"
 	if what != "self" {
 		bench = fmt.Sprintf("%s (at %s)", what, where(s.DeclRange))
@@ -538,6 +600,8 @@ func (c *checker) metricRef(tr hcl.Traversal, i int, s *Step, what string, errd 
 	switch {
 	case len(tr) <= i+1:
 		return nil
+	case level:
+		return errd("Unsupported attribute", fmt.Sprintf("%s is a number: each level of a sweep runs once. Compare it as it is.", ref))
 	case s.Repeat > 1 && ok && !slices.Contains(repeatFields, field):
 		return errd("Unsupported attribute",
 			fmt.Sprintf("With repeat = %d, %s holds %s, not %q.%s", s.Repeat, ref, joinAnd(repeatFields), field, didYouMean(field, repeatFields)))

@@ -52,8 +52,14 @@ type stepRun struct {
 	// launch, its own log.
 	followers []*probes.Follower
 	logWatch  *logWatch // wakes the wait when a follower's file may have changed
-	own       *launched // the process this launch started
-	ownLog    *probes.Follower
+	own       *launched // the process this launch started (or adopted)
+	// adoption says where an adopted launch's process came from (adopt.go).
+	adoption *adoption
+	// served is who answered each http probe and the load (served.go);
+	// foreignTold the answers not of this attempt already warned of.
+	served      map[string]events.Served
+	foreignTold map[string]bool
+	ownLog      *probes.Follower
 	// following says why the launch is neither alive nor dead: its
 	// command exited 0 and the daemon it left is being made sure of.
 	following string
@@ -79,6 +85,8 @@ type stepRun struct {
 	stats    map[string]events.MetricStats
 	notes    map[string]string
 	requests []events.Request
+	levels   []events.Level    // a sweep's or a search's
+	best     *int              // the best of levels
 	load     map[string]string // a load's decoded config, as the record keeps it (recordedConfig)
 	// inputs redacts the step's errors: its action's sensitive inputs,
 	// then the guard; probeInputs the same for each probe.
@@ -95,8 +103,9 @@ type stepRun struct {
 }
 
 type namedProbe struct {
-	name string
-	p    probes.Probe
+	name   string
+	p      probes.Probe
+	answer *answerCheck // an http probe's: who answered it (served.go)
 }
 
 func (r *run) stepEvent(i int, st *plans.Step) events.Step {
@@ -164,7 +173,8 @@ func (s *stepRun) stepConfig() (steps.Config, map[string]string, error) {
 // step; outer is the attempt's context, whose end means interrupted.
 func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.Step) (out events.Outcome) {
 	s := &stepRun{r: r, st: st, ev: ev, start: time.Now(), values: map[string]cty.Value{}, errs: map[string]error{}, self: map[string]cty.Value{},
-		inputs: &redactor{g: r.guard}, probeInputs: map[string]*redactor{}, probeConfigs: map[string]map[string]string{}}
+		inputs: &redactor{g: r.guard}, probeInputs: map[string]*redactor{}, probeConfigs: map[string]map[string]string{},
+		served: map[string]events.Served{}, foreignTold: map[string]bool{}}
 	cfg, shown, cfgErr := s.stepConfig()
 	if cfgErr == nil {
 		s.cfg, s.shownCfg = cfg, shown
@@ -193,8 +203,12 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 			out.Notes = s.notes
 		}
 		out.Requests = s.requests
+		out.Levels, out.Best = s.levels, s.best
 		out.Load = s.load
 		out.Left = s.left
+		if len(s.served) > 0 {
+			out.ServedBy = s.served
+		}
 		if s.cfg != nil {
 			// The last value progress took is the one the step ran with.
 			if p := s.cfg.Step().Progress; p.Value != nil {
@@ -239,7 +253,7 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 	if err := s.makeProbes(sctx, true); err != nil {
 		return s.errored(err)
 	}
-	return s.confirm(sctx, outer, s.cfg.Once())
+	return s.confirm(sctx, outer, s.once())
 }
 
 // ended explains why a step's context ended: interrupted, a watched
@@ -347,7 +361,38 @@ func (s *stepRun) selfValues() map[string]cty.Value {
 	if len(s.metrics) > 0 || len(s.stats) > 0 {
 		self["metrics"] = metricsValue(s.metrics, s.stats)
 	}
+	if len(s.levels) > 0 {
+		self["levels"] = levelsValue(s.levels)
+		self["best"] = cty.NullVal(cty.DynamicPseudoType)
+		if s.best != nil {
+			self["best"] = levelValue(s.levels[*s.best])
+		}
+	}
 	return self
+}
+
+// levelsValue is self.levels: each level as {concurrency, rate, metrics,
+// good}, a tuple, since levels may report different metrics (a
+// percentile absent where nothing succeeded).
+func levelsValue(levels []events.Level) cty.Value {
+	vals := make([]cty.Value, len(levels))
+	for i, l := range levels {
+		vals[i] = levelValue(l)
+	}
+	return cty.TupleVal(vals)
+}
+
+func levelValue(l events.Level) cty.Value {
+	good := cty.NullVal(cty.Bool)
+	if l.Good != nil {
+		good = cty.BoolVal(*l.Good)
+	}
+	return cty.ObjectVal(map[string]cty.Value{
+		"concurrency": cty.NumberIntVal(int64(l.Concurrency)),
+		"rate":        cty.NumberFloatVal(l.Rate),
+		"metrics":     metricsValue(l.Metrics, nil),
+		"good":        good,
+	})
 }
 
 // metricsValue is self.metrics: NAME -> number, or for a repeated
@@ -458,7 +503,7 @@ func (s *stepRun) makeProbes(ctx context.Context, readingSelf bool) error {
 		if f, ok := p.(probes.Following); ok {
 			s.followers = append(s.followers, f.Follower())
 		}
-		s.probes = append(s.probes, namedProbe{pb.Name, p})
+		s.probes = append(s.probes, namedProbe{pb.Name, p, probeAnswer(cfg)})
 	}
 	return nil
 }
