@@ -6,6 +6,7 @@ import (
 	"maps"
 	"regexp"
 	"regexp/syntax"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,6 +55,7 @@ type checker struct {
 	contexts map[*Step]*hcl.EvalContext
 	shared   map[string]*hcl.EvalContext               // by step kind and probes
 	values   map[*hcl.EvalContext]map[string]cty.Value // by source text
+	configs  map[configKey]decoded
 }
 
 func (d *decoder) check() hcl.Diagnostics {
@@ -67,6 +69,7 @@ func (d *decoder) check() hcl.Diagnostics {
 		contexts: map[*Step]*hcl.EvalContext{},
 		shared:   map[string]*hcl.EvalContext{},
 		values:   map[*hcl.EvalContext]map[string]cty.Value{},
+		configs:  map[configKey]decoded{},
 	}
 	for name := range d.funcs {
 		c.funcs[name] = true
@@ -621,8 +624,9 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 	}
 	var cfg steps.Config
 	if kind != nil {
-		cfg = kind.Kind.Defaults()
-		diags = append(diags, c.config(s.Attrs, vals, cfg, s.DeclRange)...)
+		dec := c.decodeConfig(c.configKey("step\x00"+s.Kind, s, s.Attrs, vals), vals, func() any { return kind.Kind.Defaults() })
+		cfg, _ = dec.cfg.(steps.Config)
+		diags = append(diags, c.config(s.Attrs, dec.errs, s.DeclRange)...)
 	}
 	if s.Command != nil {
 		diags = append(diags, c.command(s.Command, ctxAction, i)...)
@@ -678,7 +682,8 @@ func (c *checker) checkLoad(i int, l *Load) hcl.Diagnostics {
 		}
 	}
 	if k != nil && k.Defaults != nil && !diags.HasErrors() {
-		diags = append(diags, c.config(l.Attrs, vals, k.Defaults(), l.DeclRange)...)
+		dec := c.decodeConfig(c.configKey("load\x00"+l.Kind, c.plan.Steps[i], l.Attrs, vals), vals, func() any { return k.Defaults() })
+		diags = append(diags, c.config(l.Attrs, dec.errs, l.DeclRange)...)
 	}
 	return diags
 }
@@ -717,20 +722,79 @@ func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {
 		}
 	}
 	if kind != nil && kind.Defaults != nil {
-		diags = append(diags, c.config(p.Attrs, ProbeValues(p, vals), kind.Defaults(), p.DeclRange)...)
+		// ProbeValues sets step and since from the probe's own fields.
+		key := c.configKey("probe\x00"+p.Kind+"\x00"+p.Step+"\x00"+p.Since, s, p.Attrs, vals)
+		dec := c.decodeConfig(key, ProbeValues(p, vals), func() any { return kind.Defaults() })
+		diags = append(diags, c.config(p.Attrs, dec.errs, p.DeclRange)...)
 	}
 	return diags
 }
 
-// config decodes a block's attributes into cfg, a kind's config struct
-// holding its defaults, with the decoder the run uses (schema.Decode and
-// the config's Check), so that what validates runs: each error is put at
-// its attribute's expression, others at the block. vals holds the
-// attributes' values from checking them (unknown where the run observes
-// them); a missing value is skipped.
-func (c *checker) config(attrs map[string]hcl.Expression, vals map[string]cty.Value, cfg any, block hcl.Range) hcl.Diagnostics {
+// configKey names a decoding of a block's attributes (what: its kind and
+// whatever else goes into its config) by the source text of each
+// attribute vals holds, evaluated in step's context: the same texts in the
+// same context evaluate to the same values (checker.value), so they decode
+// to the same config. It is the zero key, decoded anew each time, when an
+// attribute has no text to be known by (JSON syntax).
+func (c *checker) configKey(what string, step *Step, attrs map[string]hcl.Expression, vals map[string]cty.Value) configKey {
+	b := []byte(what)
+	for _, name := range keys(vals) {
+		e, ok := attrs[name]
+		if !ok {
+			return configKey{}
+		}
+		if _, native := e.(hclsyntax.Expression); !native {
+			return configKey{}
+		}
+		src := c.source(e.Range())
+		if len(src) == 0 {
+			return configKey{}
+		}
+		// Lengths first: a text may hold any byte.
+		b = strconv.AppendInt(append(b, 0), int64(len(name)), 10)
+		b = strconv.AppendInt(append(append(b, ':'), name...), int64(len(src)), 10)
+		b = append(append(b, ':'), src...)
+	}
+	return configKey{ctx: c.evalContext(step), text: string(b)}
+}
+
+// configKey is a decoding's context and texts; its zero value is none.
+type configKey struct {
+	ctx  *hcl.EvalContext
+	text string
+}
+
+// decoded is a config decoded from a block's values and the errors of
+// decoding and checking it (schema.DecodeChecked), shared by every block
+// of the same key: neither is changed once made.
+type decoded struct {
+	cfg  any
+	errs []error
+}
+
+// decodeConfig decodes vals into the config defaults makes, with the
+// decoder the run uses (schema.Decode and the config's Check), so that
+// what validates runs: once for each key, as steps of a kind repeat their
+// attributes (and a probe's Check encodes its JSON body each time).
+func (c *checker) decodeConfig(key configKey, vals map[string]cty.Value, defaults func() any) decoded {
+	if d, ok := c.configs[key]; ok && key.ctx != nil {
+		return d
+	}
+	cfg := defaults()
+	d := decoded{cfg: cfg, errs: schema.Errors(schema.DecodeChecked(vals, cfg))}
+	if key.ctx != nil {
+		c.configs[key] = d
+	}
+	return d
+}
+
+// config reports the errors of decoding a block's attributes
+// (decodeConfig): each at its attribute's expression, others at the
+// block. vals held the attributes' values from checking them (unknown
+// where the run observes them); a missing value was skipped.
+func (c *checker) config(attrs map[string]hcl.Expression, errs []error, block hcl.Range) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	for _, err := range schema.Errors(schema.DecodeChecked(vals, cfg)) {
+	for _, err := range errs {
 		if _, ok := err.(*schema.OneOfError); ok {
 			continue // the parse checks these from the source (a value may not be known yet)
 		}

@@ -1,6 +1,7 @@
 package plans
 
 import (
+	"cmp"
 	"reflect"
 	"slices"
 	"strings"
@@ -59,4 +60,48 @@ func diagSet(diags hcl.Diagnostics) string {
 	}
 	slices.Sort(out)
 	return strings.Join(out, "\n")
+}
+
+// TestDirectReadsAsContent: every seed plan decodes into the same plan,
+// with the same diagnostics, whether the blocks that hold only what their
+// kind takes are read straight from the syntax tree (decodeStep,
+// decodeProbe, decodeLoad, decodeCondition) or each through hcl's Content.
+func TestDirectReadsAsContent(t *testing.T) {
+	valid := 0
+	for _, src := range prescanSeeds(t) {
+		file, diags := parseSource("t.hcl", src, MaxPlanBytes)
+		if diags.HasErrors() || file.Body == nil {
+			continue
+		}
+		// One tree decoded twice: two parses never compare equal (their
+		// operators hold functions).
+		decode := func() (*Plan, hcl.Diagnostics) {
+			p := &Plan{Filename: "t.hcl", Source: src, Name: "t", Files: map[string]*hcl.File{"t.hcl": file}}
+			return p, decodeBody(p, file.Body)
+		}
+		direct, directDiags := decode()
+		readDirect = false
+		viaContent, contentDiags := decode()
+		readDirect = true
+		if got, want := diagSet(directDiags), diagSet(contentDiags); got != want {
+			t.Fatalf("%s\ndiagnostics read directly:\n%s\nthrough Content:\n%s", src, got, want)
+		}
+		for _, p := range []*Plan{direct, viaContent} {
+			for _, s := range p.Steps {
+				// Gathered from maps: in no set order.
+				slices.SortFunc(s.Reads, func(a, b Ref) int {
+					return cmp.Or(cmp.Compare(a.Text, b.Text), cmp.Compare(a.Traversal.SourceRange().Start.Byte, b.Traversal.SourceRange().Start.Byte))
+				})
+			}
+		}
+		if !reflect.DeepEqual(direct, viaContent) {
+			t.Fatalf("%s\nthe plan read directly differs from the one read through Content", src)
+		}
+		if !directDiags.HasErrors() && len(direct.Steps) > 0 {
+			valid++
+		}
+	}
+	if valid < 20 {
+		t.Fatalf("only %d valid plans with steps read", valid)
+	}
 }

@@ -63,12 +63,18 @@ func parse(filename string, src []byte, maxBytes int) (*Plan, hcl.Diagnostics) {
 		sortDiagnostics(diags)
 		return p, diags
 	}
-	d := &decoder{lang: Language(), plan: p, src: src, funcs: Functions(), regexErrs: map[string]error{}}
-	diags = append(diags, d.decode(file.Body)...)
-	d.analysis = analyse(p, d.source)
-	diags = append(diags, d.check()...)
+	diags = append(diags, decodeBody(p, file.Body)...)
 	sortDiagnostics(diags)
 	return p, diags
+}
+
+// decodeBody decodes the body of p's file into p, analyses what each
+// expression reads and checks it.
+func decodeBody(p *Plan, body hcl.Body) hcl.Diagnostics {
+	d := &decoder{lang: Language(), plan: p, src: p.Source, funcs: Functions(), regexErrs: map[string]error{}}
+	diags := d.decode(body)
+	d.analysis = analyse(p, d.source)
+	return append(diags, d.check()...)
 }
 
 // sortDiagnostics orders diagnostics by where they point, so a reader
@@ -102,8 +108,9 @@ type decoder struct {
 
 	// what blocks are read with, built on first use: the same for each
 	// block of a kind
-	own     map[*StepKind]*stepOwn
-	schemas map[any]*hcl.BodySchema // by schemaOf
+	own      map[*StepKind]*stepOwn
+	probeOwn map[*ProbeKind]map[string]bool // each probe kind's attributes
+	schemas  map[any]*hcl.BodySchema        // by schemaOf
 
 	planRange   *hcl.Range
 	localTarget bool // the file declares target "local"
@@ -235,8 +242,8 @@ func validName(name string) bool {
 // PartialContent hides what was read from it, which only hcl sees: none
 // is read here.)
 func bodyContent(body hcl.Body, schema *hcl.BodySchema) (*hcl.BodyContent, hcl.Diagnostics) {
-	sb, ok := body.(*hclsyntax.Body)
-	if !ok || !takesAll(sb, schema) {
+	sb := nativeBody(body, schema)
+	if sb == nil {
 		return body.Content(schema)
 	}
 	out := &hcl.BodyContent{Attributes: make(hcl.Attributes, len(sb.Attributes)), MissingItemRange: sb.MissingItemRange()}
@@ -254,6 +261,20 @@ func bodyContent(body hcl.Body, schema *hcl.BodySchema) (*hcl.BodyContent, hcl.D
 		}
 	}
 	return out, nil
+}
+
+// readDirect lets nativeBody read bodies directly; a test turns it off to
+// hold what is read that way to what hcl's Content reads.
+var readDirect = true
+
+// nativeBody is body in native syntax when schema takes all it holds
+// (takesAll): what hcl's Content would read without a word can be read
+// from it directly. It is nil otherwise.
+func nativeBody(body hcl.Body, schema *hcl.BodySchema) *hclsyntax.Body {
+	if sb, ok := body.(*hclsyntax.Body); ok && readDirect && takesAll(sb, schema) {
+		return sb
+	}
+	return nil
 }
 
 // takesAll tells whether schema takes every attribute and block of sb,
@@ -445,9 +466,29 @@ func (d *decoder) decodeCondition(block *hcl.Block) (*Condition, hcl.Diagnostics
 	schema := d.schemaOf("condition", func() *hcl.BodySchema {
 		return &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "condition"}, {Name: "error_message"}}}
 	})
-	content, diags := bodyContent(block.Body, schema)
-	a, ok := content.Attributes["condition"]
-	if !ok {
+	// Read straight from the syntax tree when it holds only these, as
+	// bodyContent would read it: a plan has a condition block or more
+	// for each step.
+	var cond, msg hcl.Expression
+	var diags hcl.Diagnostics
+	if sb := nativeBody(block.Body, schema); sb != nil {
+		if a, ok := sb.Attributes["condition"]; ok {
+			cond = a.Expr
+		}
+		if m, ok := sb.Attributes["error_message"]; ok {
+			msg = m.Expr
+		}
+	} else {
+		var content *hcl.BodyContent
+		content, diags = bodyContent(block.Body, schema)
+		if a, ok := content.Attributes["condition"]; ok {
+			cond = a.Expr
+		}
+		if m, ok := content.Attributes["error_message"]; ok {
+			msg = m.Expr
+		}
+	}
+	if cond == nil {
 		return nil, append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Missing condition",
@@ -455,11 +496,7 @@ func (d *decoder) decodeCondition(block *hcl.Block) (*Condition, hcl.Diagnostics
 			Subject:  block.DefRange.Ptr(),
 		})
 	}
-	c := &Condition{Condition: a.Expr, DeclRange: block.DefRange, Source: d.text(a.Expr.Range())}
-	if m, ok := content.Attributes["error_message"]; ok {
-		c.ErrorMessage = m.Expr
-	}
-	return c, diags
+	return &Condition{Condition: cond, ErrorMessage: msg, DeclRange: block.DefRange, Source: d.text(cond.Range())}, diags
 }
 
 // text returns the source text of rng in the plan file.
@@ -620,6 +657,25 @@ type stepOwn struct {
 	schema        []Attr // the attributes, for their types
 }
 
+// takes tells whether o takes every attribute and block of sb; o is nil
+// for an unknown kind, which takes nothing.
+func (o *stepOwn) takes(sb *hclsyntax.Body) bool {
+	if o == nil {
+		return false
+	}
+	for name := range sb.Attributes {
+		if !o.attrs[name] {
+			return false
+		}
+	}
+	for _, b := range sb.Blocks {
+		if !o.blocks[b.Type] {
+			return false
+		}
+	}
+	return true
+}
+
 // ownOf returns what kind takes, made once per kind.
 func (d *decoder) ownOf(kind *StepKind) *stepOwn {
 	if o, ok := d.own[kind]; ok {
@@ -656,67 +712,92 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 		})
 	}
 	schema := d.stepSchema()
-	content, ds := bodyContent(block.Body, schema)
-	diags = append(diags, ds...)
-	s.misspelled = misspellings(block.Body, schema)
-
+	var own *stepOwn
 	if kind != nil {
-		own := d.ownOf(kind)
-		for _, a := range sortedAttrs(content.Attributes) {
-			if own.attrs[a.Name] {
-				continue
-			}
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Unsupported argument",
-				Detail: fmt.Sprintf("%s %s step has no argument %q; %s belongs to %s steps. %s",
-					article(s.Kind), s.Kind, a.Name, a.Name, joinAnd(d.kindsWith(a.Name, false)), kind.Kind.Hint(a.Name)),
-				Subject: a.NameRange.Ptr(),
-			})
-			delete(content.Attributes, a.Name)
-		}
-		kept := content.Blocks[:0]
-		for _, b := range content.Blocks {
-			if own.blocks[b.Type] {
-				kept = append(kept, b)
-				continue
-			}
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Unsupported block type",
-				Detail: fmt.Sprintf("%s %s step has no %s block; %s blocks belong to %s steps.",
-					article(s.Kind), s.Kind, b.Type, b.Type, joinAnd(d.kindsWith(b.Type, true))),
-				Subject: b.TypeRange.Ptr(),
-			})
-		}
-		content.Blocks = kept
+		own = d.ownOf(kind)
 	}
+	// A step in native syntax that holds only what its kind takes, as
+	// every step of a valid plan does, is read straight from its syntax
+	// tree (a long plan has thousands); any other goes through
+	// bodyContent, for its messages.
+	var (
+		attr   func(name string) *hcl.Attribute
+		blocks []*hcl.Block
+		ds     hcl.Diagnostics
+	)
+	if sb := nativeBody(block.Body, schema); sb != nil && own.takes(sb) {
+		// nativeBody took every name: none is misspelled.
+		attr = func(name string) *hcl.Attribute { return sb.Attributes[name].AsHCLAttribute() }
+		s.Attrs = make(map[string]hcl.Expression, len(sb.Attributes))
+		for name, a := range sb.Attributes {
+			s.Attrs[name] = a.Expr
+		}
+		blocks = make([]*hcl.Block, len(sb.Blocks))
+		for i, b := range sb.Blocks {
+			blocks[i] = b.AsHCLBlock()
+		}
+	} else {
+		var content *hcl.BodyContent
+		content, ds = bodyContent(block.Body, schema)
+		diags = append(diags, ds...)
+		s.misspelled = misspellings(block.Body, schema)
+		if kind != nil {
+			for _, a := range sortedAttrs(content.Attributes) {
+				if own.attrs[a.Name] {
+					continue
+				}
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Unsupported argument",
+					Detail: fmt.Sprintf("%s %s step has no argument %q; %s belongs to %s steps. %s",
+						article(s.Kind), s.Kind, a.Name, a.Name, joinAnd(d.kindsWith(a.Name, false)), kind.Kind.Hint(a.Name)),
+					Subject: a.NameRange.Ptr(),
+				})
+				delete(content.Attributes, a.Name)
+			}
+			kept := content.Blocks[:0]
+			for _, b := range content.Blocks {
+				if own.blocks[b.Type] {
+					kept = append(kept, b)
+					continue
+				}
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Unsupported block type",
+					Detail: fmt.Sprintf("%s %s step has no %s block; %s blocks belong to %s steps.",
+						article(s.Kind), s.Kind, b.Type, b.Type, joinAnd(d.kindsWith(b.Type, true))),
+					Subject: b.TypeRange.Ptr(),
+				})
+			}
+			content.Blocks = kept
+		}
 
-	attrs := content.Attributes
-	expr := func(name string) hcl.Expression {
-		if a, ok := attrs[name]; ok {
-			return a.Expr
+		attr = func(name string) *hcl.Attribute { return content.Attributes[name] }
+		s.Attrs = make(map[string]hcl.Expression, len(content.Attributes))
+		for name, a := range content.Attributes {
+			s.Attrs[name] = a.Expr
 		}
-		return nil
+		blocks = content.Blocks
 	}
-	if a, ok := attrs["target"]; ok {
+	expr := func(name string) hcl.Expression { return s.Attrs[name] }
+	if a := attr("target"); a != nil {
 		s.targetExpr = a.Expr
 		s.Target, ds = d.decodeStepTarget(a)
 		diags = append(diags, ds...)
 	}
-	if a, ok := attrs["description"]; ok {
+	if a := attr("description"); a != nil {
 		s.Description, ds = d.constString(a)
 		diags = append(diags, ds...)
 	}
-	if a, ok := attrs["always"]; ok {
+	if a := attr("always"); a != nil {
 		s.Always, ds = d.constBool(a)
 		diags = append(diags, ds...)
 	}
-	if a, ok := attrs["keep"]; ok {
+	if a := attr("keep"); a != nil {
 		s.Keep, ds = d.constBool(a)
 		diags = append(diags, ds...)
 	}
-	if a, ok := attrs["repeat"]; ok {
+	if a := attr("repeat"); a != nil {
 		// A constant: its range is the kind's to check (steps).
 		v, ds := d.constValue(a, cty.Number, "Write a whole number such as 3.")
 		diags = append(diags, ds...)
@@ -726,14 +807,10 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 			}
 		}
 	}
-	s.Attrs = map[string]hcl.Expression{}
-	for name, a := range attrs {
-		s.Attrs[name] = a.Expr
-	}
 	s.Timeout, s.Interval, s.Grace = expr("timeout"), expr("interval"), expr("grace")
 	s.Command, s.Log, s.Pidfile, s.Env, s.Workdir, s.Progress = expr("command"), expr("log"), expr("pidfile"), expr("env"), expr("workdir"), expr("progress")
 
-	for _, b := range content.Blocks {
+	for _, b := range blocks {
 		switch b.Type {
 		case "probe":
 			pr, ds := d.decodeProbe(b)
@@ -847,11 +924,28 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 		})
 		return p, diags
 	}
-	own := map[string]bool{}
-	for _, a := range kind.Attrs {
-		own[a.Name] = true
+	own := d.probeOwn[kind]
+	if own == nil {
+		own = map[string]bool{}
+		for _, a := range kind.Attrs {
+			own[a.Name] = true
+		}
+		if d.probeOwn == nil {
+			d.probeOwn = map[*ProbeKind]map[string]bool{}
+		}
+		d.probeOwn[kind] = own
 	}
 	probeSchema := d.probeSchema()
+	// A probe that holds only what its kind takes is read straight from
+	// its syntax tree, as a step is (decodeStep).
+	if sb := nativeBody(block.Body, probeSchema); sb != nil && takesOnly(sb, own) {
+		for name, a := range sb.Attributes {
+			if name != "step" && name != "since" {
+				p.Attrs[name] = a.Expr
+			}
+		}
+		return p, append(diags, d.probeRefs(p, kind, func(name string) *hcl.Attribute { return sb.Attributes[name].AsHCLAttribute() }, nil, block)...)
+	}
 	content, ds := bodyContent(block.Body, probeSchema)
 	diags = append(diags, ds...)
 	misspelled := misspellings(block.Body, probeSchema)
@@ -884,18 +978,26 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 		}
 		p.Attrs[name] = a.Expr
 	}
-	if a, ok := content.Attributes["step"]; ok {
+	return p, append(diags, d.probeRefs(p, kind, func(name string) *hcl.Attribute { return content.Attributes[name] }, misspelled, block)...)
+}
+
+// probeRefs reads a probe's step and since and checks the attributes its
+// kind needs, attr giving each attribute the probe sets (nil for one it
+// does not).
+func (d *decoder) probeRefs(p *Probe, kind *ProbeKind, attr func(string) *hcl.Attribute, misspelled map[string]bool, block *hcl.Block) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	if a := attr("step"); a != nil {
 		p.stepExpr = a.Expr
 		var ds hcl.Diagnostics
 		p.Step, ds = launchRef(d.lang, p.Kind, "step", a.Expr, "follows what a launch started")
 		diags = append(diags, ds...)
 	}
-	if a, ok := content.Attributes["since"]; ok {
+	if a := attr("since"); a != nil {
 		p.sinceExpr = a.Expr
 		var ds hcl.Diagnostics
 		p.Since, ds = launchRef(d.lang, p.Kind, "since", a.Expr, "reads from a launch's start")
 		diags = append(diags, ds...)
-		if _, both := content.Attributes["step"]; both {
+		if p.stepExpr != nil {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Conflicting arguments",
@@ -906,7 +1008,7 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 	}
 	var set []string
 	for _, name := range kind.OneOf {
-		if _, ok := content.Attributes[name]; ok {
+		if attr(name) != nil {
 			set = append(set, name)
 		}
 	}
@@ -923,19 +1025,33 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 			Severity: hcl.DiagError,
 			Summary:  "Conflicting arguments",
 			Detail:   fmt.Sprintf("%s %s probe takes only one of %s; this one sets %s. Keep one.", article(p.Kind), p.Kind, joinOr(kind.OneOf), joinAnd(set)),
-			Subject:  content.Attributes[set[1]].NameRange.Ptr(),
+			Subject:  attr(set[1]).NameRange.Ptr(),
 		})
 	}
-	diags = append(diags, missingRequired(p.Kind+" probe", kind.Attrs, content, misspelled, block.DefRange)...)
-	return p, diags
+	return append(diags, missingRequired(p.Kind+" probe", kind.Attrs, attr, misspelled, block.DefRange)...)
+}
+
+// takesOnly tells whether every attribute of sb is one of own, and sb
+// holds no block.
+func takesOnly(sb *hclsyntax.Body, own map[string]bool) bool {
+	if len(sb.Blocks) > 0 {
+		return false
+	}
+	for name := range sb.Attributes {
+		if !own[name] {
+			return false
+		}
+	}
+	return true
 }
 
 // missingRequired reports each required attribute of what ("http probe")
-// that content lacks, unless one misspelled is already reported as a typo.
-func missingRequired(what string, attrs []Attr, content *hcl.BodyContent, misspelled map[string]bool, rng hcl.Range) hcl.Diagnostics {
+// that the block lacks (attr gives each it sets, nil for one it does
+// not), unless one misspelled is already reported as a typo.
+func missingRequired(what string, attrs []Attr, attr func(string) *hcl.Attribute, misspelled map[string]bool, rng hcl.Range) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, a := range attrs {
-		if _, ok := content.Attributes[a.Name]; a.Required && !ok && !misspelled[a.Name] {
+		if a.Required && !misspelled[a.Name] && attr(a.Name) == nil {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Missing argument",
@@ -963,11 +1079,19 @@ func (d *decoder) decodeLoad(block *hcl.Block) (*Load, hcl.Diagnostics) {
 		}}
 	}
 	schema := d.schemaOf(kind, func() *hcl.BodySchema { return schemaFor(kind.Attrs, nil) })
+	if sb := nativeBody(block.Body, schema); sb != nil {
+		// Read straight from the syntax tree, as a step is (decodeStep):
+		// nativeBody took every name, so none is misspelled.
+		for name, a := range sb.Attributes {
+			l.Attrs[name] = a.Expr
+		}
+		return l, missingRequired(l.Kind+" load", kind.Attrs, func(name string) *hcl.Attribute { return sb.Attributes[name].AsHCLAttribute() }, nil, block.DefRange)
+	}
 	content, diags := bodyContent(block.Body, schema)
 	for name, a := range content.Attributes {
 		l.Attrs[name] = a.Expr
 	}
-	diags = append(diags, missingRequired(l.Kind+" load", kind.Attrs, content, misspellings(block.Body, schema), block.DefRange)...)
+	diags = append(diags, missingRequired(l.Kind+" load", kind.Attrs, func(name string) *hcl.Attribute { return content.Attributes[name] }, misspellings(block.Body, schema), block.DefRange)...)
 	return l, diags
 }
 
