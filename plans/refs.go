@@ -301,8 +301,8 @@ func (a *analysis) step(s *Step) {
 	}
 	for _, p := range s.Probes {
 		p.AttrRefs = a.attrs(p.Attrs)
-		for _, rs := range p.AttrRefs {
-			all = all.union(rs)
+		for _, name := range keys(p.AttrRefs) { // in order: Reads is the same each time
+			all = all.union(p.AttrRefs[name])
 		}
 	}
 	// What the conditions and progress read of the probes: each probe
@@ -315,8 +315,8 @@ func (a *analysis) step(s *Step) {
 	all = all.union(checked)
 	if s.Load != nil {
 		s.Load.AttrRefs = a.attrs(s.Load.Attrs)
-		for _, rs := range s.Load.AttrRefs {
-			all = all.union(rs)
+		for _, name := range keys(s.Load.AttrRefs) {
+			all = all.union(s.Load.AttrRefs[name])
 		}
 	}
 	s.Reads = all
