@@ -93,6 +93,8 @@ row openai-cpu "OpenAI load CPU: reading one 64-token stream" \
 	"go test ./loads -run '^\$' -bench ReadStream -benchtime 2000x -benchmem" lines '^Benchmark'
 row leftovers "a run step's look for what its command left, over SSH, beside a session round trip" \
 	"CI=true go test ./targets -run '^\$' -bench 'BenchmarkSSH/(MembersLeftNothing|RoundTripNoBashrc|WorkerRoundTrip)\$' -benchtime 30x" lines '^Benchmark'
+row sweep "a sweep of 5 levels beside 5 steps of the same load; a report of 100 attempts" \
+	"bench/sweep.sh -r $r" lines '^median|^claim|^report'
 row llm-cpu "client CPU of an OpenAI streaming load beside AIPerf and GuideLLM" \
 	"bench/llm-peers.sh -r 0 -C $((n * 5))" lines 'per 1,?000|ratio'
 

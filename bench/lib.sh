@@ -88,16 +88,38 @@ build_lockstep() {
 # secs; prints the named metrics of the benchmark step (benchmark.load),
 # then the target it ran on, from its step_finished event. A step that is
 # not confirmed (errors, no request, a timeout) stops the bench with its
-# reason: figures from a failed run would be read as figures.
+# reason: figures from a failed run would be read as figures. The CPU
+# time lockstep spent from the step's start to its exit (its start-up and
+# plan decoding left out, as wrk's and hey's are; its record's writing
+# in) goes to $dir/run.cpu_ms.
 run_plan() {
-	local plan=$1 out=$dir/run.json line
+	local plan=$1 out=$dir/run.json line cpu0="" rc=0 child _
 	shift
-	if ! "$lockstep" run "$plan" --json --records "$dir/records" \
-		-var "url=$url" -var "concurrency=$conns" -var "duration=${secs}s" >"$out" 2>"$dir/run.err"; then
+	: >"$out"
+	coproc LS { exec /usr/bin/time -f '%U %S' -o "$dir/run.time" "$lockstep" run "$plan" --json --records "$dir/records" \
+		-var "url=$url" -var "concurrency=$conns" -var "duration=${secs}s" 2>"$dir/run.err"; }
+	local pid=$LS_PID
+	while IFS= read -r line <&"${LS[0]}"; do
+		printf '%s\n' "$line" >>"$out"
+		case $line in
+		'{"type":"step_started"'*'"addr":"benchmark.load"'*)
+			# lockstep is time's one child, and runs the load for seconds yet.
+			read -r child _ <"/proc/$pid/task/$pid/children" || true # no newline at its end
+			cpu0=$(cpu_ms "$child") ;;
+		esac
+	done
+	wait "$pid" || rc=$?
+	if [ $rc -ne 0 ]; then
 		echo "bench: lockstep run $plan failed:" >&2
 		jq -r 'select(.type == "step_finished" and .outcome.status != "confirmed")
 			| "  \(.step.addr) on \(.step.target): \(.outcome.status): \(.outcome.reason // "")  \(.outcome.metrics // {} | tostring)"' "$out" >&2 || true
 		tail -5 "$dir/run.err" >&2
+		exit 1
+	fi
+	if [ -n "$cpu0" ]; then
+		awk -v c0="$cpu0" '{ print int(($1 + $2) * 1000) - c0 }' "$dir/run.time" >"$dir/run.cpu_ms"
+	else
+		echo "bench: no CPU time read for benchmark.load" >&2
 		exit 1
 	fi
 	line=$(jq -r --arg names "$*" 'select(.type == "step_finished" and .step.addr == "benchmark.load")
@@ -105,6 +127,21 @@ run_plan() {
 	[ -n "$line" ] || { echo "bench: no step_finished event for benchmark.load in $out" >&2; exit 1; }
 	case " $line " in *" missing "*) echo "bench: $plan: a metric of [$*] is missing: $line" >&2; exit 1 ;; esac
 	echo "$line"
+}
+
+# cpu_ms PID: the CPU time (user and system) process PID has used, in ms,
+# from /proc (to the kernel's clock tick, 10 ms).
+cpu_ms() {
+	awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print int(($12 + $13) * 1000 / hz) }' "/proc/$1/stat"
+}
+
+# timed_cpu_ms FILE COMMAND...: runs COMMAND, its output to stdout, and
+# writes the CPU time it and its children used, in ms, to FILE.
+timed_cpu_ms() {
+	local file=$1
+	shift
+	/usr/bin/time -f '%U %S' -o "$file.time" "$@"
+	awk '{ print int(($1 + $2) * 1000) }' "$file.time" >"$file"
 }
 
 # median: the median of the numbers on stdin, one a line.

@@ -52,7 +52,7 @@ esac
 repo=$(cd "$(dirname "$0")/.." && pwd)
 dir=$(mktemp -d /tmp/lockstep-ssh-load.XXXXXX)
 . "$repo/bench/lib.sh"
-need jq curl python3 ssh-keygen
+need jq curl python3 ssh-keygen /usr/bin/time
 [ -x /usr/sbin/sshd ] || { echo "bench: /usr/sbin/sshd not found (apt-get install -y openssh-server)" >&2; exit 2; }
 [ -n "${LOCKSTEP:-}" ] || need go
 build_lockstep

@@ -57,7 +57,7 @@ func TestLlamaCpp(t *testing.T) {
 	// second: few requests, thresholds that only a server that does not
 	// answer fails, and one thread (two spin against each other there).
 	vars := []string{"-var", "port=" + port, "-var", "workdir=" + t.TempDir(), "-var", "threads=1",
-		"-var", "requests=4", "-var", "min_output_tokens_per_s=0.05", "-var", "max_ttft_p99_ms=300000"}
+		"-var", "requests=4", "-var", "sweep_requests=8", "-var", "min_output_tokens_per_s=0.05", "-var", "max_ttft_p99_ms=300000"}
 
 	runServer(t, server{
 		plan: "llamacpp",
@@ -65,6 +65,7 @@ func TestLlamaCpp(t *testing.T) {
 		wants: []string{
 			"launch.server: confirmed", "wait.ready: confirmed", "assert.config_runs: confirmed",
 			"assert.answers: confirmed", "benchmark.throughput: confirmed", "output_tokens_per_s=", "ttft_p99_ms=",
+			"benchmark.sweep: confirmed",
 		},
 		matrix: "parallel",
 		values: []string{"1", "2"},

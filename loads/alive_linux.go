@@ -60,6 +60,7 @@ func (c *client1) tlsAlive() bool {
 		return true // keep the deadline that aborts the connection
 	}
 	c.nc.SetReadDeadline(time.Now().Add(time.Millisecond))
+	c.deadline = time.Time{} // the next request sets its own
 	_, err := c.br.Peek(1)
 	var ne net.Error
 	return err == nil || errors.As(err, &ne) && ne.Timeout()

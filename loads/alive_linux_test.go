@@ -29,7 +29,7 @@ func TestClientMovesUnsentRequestOffClosedConnection(t *testing.T) {
 		t.Fatalf("first request: %d, %v", status, err)
 	}
 	waitPeerClosed(t, c.nc)
-	c.sent = c.sent.Add(-time.Second) // as if it had been idle for a second
+	c.idleFrom = c.idleFrom.Add(-time.Second) // as if it had been idle for a second
 	if status, err := c.do(); err != nil || status != 200 {
 		t.Fatalf("second request: %d, %v", status, err)
 	}

@@ -24,7 +24,10 @@ import (
 // a worker takes more than max(1 ms, its gap to the next arrival) after
 // it was due is counted as late.
 //
-// The run lasts Warmup (sent, not measured) and then Duration, or until
+// A ramp comes first, sent and not measured: in the closed model worker
+// w starts at w/Concurrency of the ramp, in the open model the pacer's
+// rate grows over it (ramped). The run lasts Ramp and Warmup (sent, not
+// measured) and then Duration, or until
 // Requests measured requests are admitted (open model: arrivals, sent or
 // dropped), whichever comes first. After that no request is sent; those
 // in flight finish and are measured, and the measured time runs from the
@@ -32,6 +35,7 @@ import (
 type engine[O any] struct {
 	concurrency int
 	pacer       Pacer // nil: closed model
+	ramp        time.Duration
 	warmup      time.Duration
 	duration    time.Duration // 0: no time limit
 	requests    int           // 0: no count limit
@@ -73,7 +77,7 @@ type paddedInt64 struct {
 // ctx end it.
 func (e *engine[O]) begin() {
 	e.start = time.Now()
-	e.measureStart = e.start.Add(e.warmup)
+	e.measureStart = e.start.Add(e.ramp + e.warmup)
 	if e.duration > 0 {
 		e.stopAt = e.measureStart.Add(e.duration)
 	}
@@ -110,6 +114,10 @@ func (e *engine[O]) runClosed() {
 	var wg sync.WaitGroup
 	for w := range e.concurrency {
 		wg.Go(func() {
+			if e.ramp > 0 && w > 0 {
+				// time.Until: the start may be past already (a slow spawn).
+				sleep(e.ctx, time.Until(e.start.Add(e.ramp*time.Duration(w)/time.Duration(e.concurrency))))
+			}
 			for e.ctx.Err() == nil {
 				from := time.Now()
 				seq, measured, ok := e.admit(from)

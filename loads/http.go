@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,16 +22,23 @@ import (
 //
 // A Go caller may leave fields zero: Run takes them from HTTPDefaults.
 type HTTP struct {
-	URL         string            `hcl:"url,required" doc:"URL; 127.0.0.1 is the target's loopback"`
-	Method      string            `hcl:"method" doc:"HTTP method" default:"GET, or POST with a body"`
-	Headers     map[string]string `hcl:"headers" doc:"request headers"`
-	Body        string            `hcl:"body" doc:"request body"`
-	Concurrency int               `hcl:"concurrency" doc:"connections (closed model), or requests in flight at most (open model)"`
-	Rate        float64           `hcl:"rate" doc:"arrivals per second, evenly spaced (open model); unset: each connection sends when its last request ends"`
-	Duration    time.Duration     `hcl:"duration" doc:"how long to measure, after the warm-up" default:"10s, when requests is unset"`
-	Requests    int               `hcl:"requests" doc:"how many requests to measure (open model: arrivals, sent or dropped)"`
-	Warmup      time.Duration     `hcl:"warmup" doc:"how long to send requests before measuring, not counted (a duration)"`
-	Timeout     time.Duration     `hcl:"timeout" doc:"how long one request may take, connect included"`
+	URL     string            `hcl:"url,required" doc:"URL; 127.0.0.1 is the target's loopback"`
+	Method  string            `hcl:"method" doc:"HTTP method" default:"GET, or POST with a body"`
+	Headers map[string]string `hcl:"headers" doc:"request headers"`
+	Body    string            `hcl:"body" doc:"request body"`
+	// Concurrencies and Rates are the plan's concurrency and rate: one
+	// number each, the level Concurrency and Rate hold, or a list, a
+	// sweep (RunLevels). A Go caller sets Concurrency and Rate.
+	Concurrencies Levels        `hcl:"concurrency" doc:"connections (closed model), or requests in flight at most (open model); a list, such as [1, 8, 64], sweeps them"`
+	Rates         Levels        `hcl:"rate" doc:"arrivals per second, evenly spaced (open model); a list sweeps them; unset: each connection sends when its last request ends"`
+	Duration      time.Duration `hcl:"duration" doc:"how long to measure, after the warm-up" default:"10s, when requests is unset"`
+	Requests      int           `hcl:"requests" doc:"how many requests to measure (open model: arrivals, sent or dropped)"`
+	Warmup        time.Duration `hcl:"warmup" doc:"how long to send requests before measuring, not counted (a duration)"`
+	Ramp          time.Duration `hcl:"ramp" doc:"how long the load grows to its level before the warm-up, not counted: connections start one by one (closed model), the rate grows linearly from 0 (open model)"`
+	Timeout       time.Duration `hcl:"timeout" doc:"how long one request may take, connect included"`
+
+	Concurrency int     // the level Run runs: connections, or in flight at most
+	Rate        float64 // arrivals per second; 0: the closed model
 }
 
 // HTTPDefaults is the load "http" as a plan that sets nothing but url
@@ -41,8 +50,14 @@ type HTTP struct {
 // open model a cap too small for the rate shows in dropped, never as a
 // better latency.
 func HTTPDefaults() *HTTP {
-	return &HTTP{Concurrency: 1, Timeout: 30 * time.Second}
+	return &HTTP{Concurrency: 1, Concurrencies: Levels{1}, Timeout: 30 * time.Second}
 }
+
+func (h *HTTP) sweepOf() sweep {
+	return sweep{concurrency: &h.Concurrency, rate: &h.Rate, lists: [2]*Levels{&h.Concurrencies, &h.Rates}}
+}
+
+func (*HTTP) throughput() string { return "requests_per_s" }
 
 const (
 	defaultDuration = 10 * time.Second // when neither duration nor requests is set
@@ -53,7 +68,10 @@ const (
 
 // Check checks what no attribute's type says alone.
 func (h *HTTP) Check() error {
-	return errors.Join(checkModel(h.Concurrency, h.Rate, h.Requests, h.Timeout)...)
+	c := *h
+	errs := c.sweepOf().check()
+	c.sweepOf().resolve()
+	return errors.Join(append(errs, checkModel(c.Concurrency, c.Rate, c.Requests, c.Timeout)...)...)
 }
 
 // checkModel checks the attributes every load has.
@@ -76,14 +94,25 @@ func checkModel(concurrency int, rate float64, requests int, timeout time.Durati
 
 // Summary is what explain says of the load.
 func (h *HTTP) Summary() string {
-	return modelSummary(h.Concurrency, h.Rate, "evenly spaced", h.Warmup, h.Duration, h.Requests, defaultDuration)
+	c := h.resolved()
+	con, rate := summaryLevel(c.sweepOf())
+	return levelsSummary(c.sweepOf(), modelSummary(con, rate, "evenly spaced", c.Ramp, c.Warmup, c.Duration, c.Requests, defaultDuration))
 }
 
 // modelSummary says a load's model and limits in a line.
-func modelSummary(concurrency int, rate float64, arrivals string, warmup, duration time.Duration, requests int, defDuration time.Duration) string {
-	s := fmt.Sprintf("closed model, %d in flight", concurrency)
-	if rate > 0 {
-		s = fmt.Sprintf("open model, %v/s %s, at most %d in flight", rate, arrivals, concurrency)
+// In a sweep the swept one says so: concurrency 0 is "the level's", and
+// a rate below 0 too (summaryLevel).
+func modelSummary(concurrency int, rate float64, arrivals string, ramp, warmup, duration time.Duration, requests int, defDuration time.Duration) string {
+	c, r := strconv.Itoa(concurrency), fmt.Sprintf("%v/s", rate)
+	if concurrency == 0 {
+		c = "the level's concurrency"
+	}
+	if rate < 0 {
+		r = "the level's rate"
+	}
+	s := "closed model, " + c + " in flight"
+	if rate != 0 {
+		s = fmt.Sprintf("open model, %s %s, at most %s in flight", r, arrivals, c)
 	}
 	switch {
 	case duration > 0 && requests > 0:
@@ -95,10 +124,39 @@ func modelSummary(concurrency int, rate float64, arrivals string, warmup, durati
 	default:
 		s += ", " + schema.ShowDuration(defDuration)
 	}
-	if warmup > 0 {
+	switch {
+	case ramp > 0 && warmup > 0:
+		s += " after a " + schema.ShowDuration(ramp) + " ramp and a " + schema.ShowDuration(warmup) + " warm-up"
+	case ramp > 0:
+		s += " after a " + schema.ShowDuration(ramp) + " ramp"
+	case warmup > 0:
 		s += " after a " + schema.ShowDuration(warmup) + " warm-up"
 	}
 	return s
+}
+
+// summaryLevel is the concurrency and rate modelSummary says: the swept
+// one as "the level's".
+func summaryLevel(s sweep) (int, float64) {
+	c, r := *s.concurrency, *s.rate
+	if len(*s.lists[0]) > 1 {
+		c = 0
+	}
+	if len(*s.lists[1]) > 1 || s.search != nil && *s.search > 0 {
+		r = -1
+	}
+	return c, r
+}
+
+// levelsSummary says a sweep's levels before the model of one: "4
+// levels of concurrency [1, 8, 64, 256], each: closed model, ...".
+func levelsSummary(s sweep, one string) string {
+	for i, name := range []string{"concurrency", "rate"} {
+		if l := s.lists[i]; len(*l) > 1 {
+			return fmt.Sprintf("a sweep of %d levels of %s %s, each: %s", len(*l), name, l.Show(), one)
+		}
+	}
+	return one
 }
 
 // HTTPMetrics is what the load "http" reports.
@@ -139,6 +197,9 @@ type Quantiles struct {
 // ctx ends first, Run returns what it measured so far and ctx's error.
 func (h HTTP) Run(ctx context.Context, dial Dialer, progress func(Progress)) (Result, error) {
 	h = h.resolved()
+	if len(h.sweepOf().levels()) > 1 {
+		return Result{}, fmt.Errorf("http load: %w", errSweep)
+	}
 	if err := h.Check(); err != nil {
 		return Result{}, fmt.Errorf("http load: %w", err)
 	}
@@ -160,7 +221,7 @@ func (h HTTP) Run(ctx context.Context, dial Dialer, progress func(Progress)) (Re
 		}
 	}()
 	e := &engine[httpOutcome]{
-		concurrency: h.Concurrency, warmup: h.Warmup, duration: h.Duration, requests: h.Requests,
+		concurrency: h.Concurrency, ramp: h.Ramp, warmup: h.Warmup, duration: h.Duration, requests: h.Requests,
 		hit:    r.hit,
 		record: r.record,
 		backoff: func(o httpOutcome) time.Duration {
@@ -172,7 +233,7 @@ func (h HTTP) Run(ctx context.Context, dial Dialer, progress func(Progress)) (Re
 		},
 	}
 	if h.Rate > 0 {
-		e.pacer = Constant{Rate: h.Rate}
+		e.pacer = ramped(Constant{Rate: h.Rate}, h.Ramp)
 	}
 	e.begin()
 	stop := reportProgress(ctx, progress, e.progress)
@@ -189,8 +250,16 @@ func (h HTTP) Run(ctx context.Context, dial Dialer, progress func(Progress)) (Re
 // the method and duration that depend on others.
 func (h HTTP) resolved() HTTP {
 	d := HTTPDefaults()
+	h.Concurrencies, h.Rates = slices.Clone(h.Concurrencies), slices.Clone(h.Rates)
+	h.sweepOf().resolve()
 	if h.Concurrency == 0 {
 		h.Concurrency = d.Concurrency
+	}
+	if len(h.Concurrencies) == 0 {
+		h.Concurrencies = Levels{float64(h.Concurrency)}
+	}
+	if len(h.Rates) == 0 && h.Rate > 0 {
+		h.Rates = Levels{h.Rate}
 	}
 	if h.Timeout == 0 {
 		h.Timeout = d.Timeout

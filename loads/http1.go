@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 )
@@ -179,10 +180,13 @@ type client1 struct {
 	nc      net.Conn
 	cr      countingReader
 	br      *bufio.Reader
-	served  int       // responses read on nc
-	sent    time.Time // when the last request was sent on nc
-	conns   int64
-	retried int64
+	served  int // responses read on nc
+	// idleFrom is when nc last fell idle: opened, or a response read.
+	idleFrom time.Time
+	// deadline is nc's deadline as last set (see arm).
+	deadline time.Time
+	conns    int64
+	retried  int64
 	// left is what the header block being read may still take (maxHead).
 	left int
 	// long holds a line longer than br's buffer (rare: grown once, reused).
@@ -221,6 +225,7 @@ func (c *client1) connect() error {
 		nc = newTimerConn(nc)
 	}
 	raw := nc
+	nc = quickSyscalls(nc)
 	if c.w.tls != nil {
 		tc := tls.Client(nc, c.w.tls)
 		if err := tc.HandshakeContext(ctx); err != nil {
@@ -232,6 +237,7 @@ func (c *client1) connect() error {
 	c.nc = nc
 	c.conns++
 	c.served = 0
+	c.idleFrom, c.deadline = time.Now(), time.Time{}
 	c.cr = countingReader{r: nc, n: c.cr.n}
 	c.br.Reset(&c.cr)
 	c.alive = c.watchIdle(raw)
@@ -256,7 +262,15 @@ func (c *client1) counts() counts {
 
 // idleCheckAfter is how long a kept-alive connection must have been idle
 // before a request to be checked for a close by the server (watchIdle).
+// Idle is since its last response ended: a closed-model worker sends its
+// next request microseconds after, and skips the check and its system
+// call (counted from the last send instead, most requests at 64
+// connections were checked).
 const idleCheckAfter = time.Millisecond
+
+// deadlineSlack bounds how much later than its timeout a request is cut
+// off (at most timeout/16): see arm.
+const deadlineSlack = 100 * time.Millisecond
 
 // errNothingWritten: the connection failed before any byte of the request
 // went out, so the server cannot have seen it.
@@ -272,7 +286,7 @@ func (c *client1) do() (int, error) {
 	now := time.Now()
 	// A server closes a connection it finds idle after a second or more;
 	// back-to-back requests skip the check, which costs a system call.
-	if c.nc != nil && c.alive != nil && now.Sub(c.sent) > idleCheckAfter && !c.alive() {
+	if c.nc != nil && c.alive != nil && now.Sub(c.idleFrom) > idleCheckAfter && !c.alive() {
 		c.close()
 		c.retried++
 	}
@@ -283,7 +297,6 @@ func (c *client1) do() (int, error) {
 			}
 		}
 		reused := c.served > 0
-		c.sent = now
 		status, err := c.roundTrip(now)
 		if err == nil {
 			return status, nil
@@ -297,11 +310,24 @@ func (c *client1) do() (int, error) {
 	}
 }
 
+// arm makes sure nc's deadline, for a request sent at now, is at least
+// the timeout away. Setting it for every request moves a runtime timer
+// each time; set up to deadlineSlack further, it holds for the requests
+// of the next deadlineSlack. A request is then cut off up to that much
+// late, but one that took longer than the timeout still fails as a
+// timeout (roundTrip).
+func (c *client1) arm(now time.Time) {
+	want := now.Add(c.timeout)
+	if c.timeout <= 0 || !c.deadline.Before(want) {
+		return
+	}
+	c.deadline = want.Add(min(c.timeout/16, deadlineSlack))
+	c.nc.SetDeadline(c.deadline)
+}
+
 // roundTrip writes the request and reads one final response.
 func (c *client1) roundTrip(now time.Time) (int, error) {
-	if c.timeout > 0 {
-		c.nc.SetDeadline(now.Add(c.timeout))
-	}
+	c.arm(now)
 	if n, err := c.nc.Write(c.w.packet); err != nil {
 		if n == 0 {
 			return 0, fmt.Errorf("write request: %w: %w", errNothingWritten, err)
@@ -318,6 +344,12 @@ func (c *client1) roundTrip(now time.Time) (int, error) {
 	status, keep, err := c.readFinal()
 	if err != nil {
 		return status, err
+	}
+	c.idleFrom = time.Now()
+	if c.timeout > 0 && c.idleFrom.Sub(now) > c.timeout {
+		// Within arm's slack: what a deadline at the timeout would have
+		// cut off.
+		return status, fmt.Errorf("read response: %w", os.ErrDeadlineExceeded)
 	}
 	c.served++
 	if !keep {

@@ -154,6 +154,38 @@ func TestHTTPErrorsByKind(t *testing.T) {
 	}
 }
 
+// A request's timeout means what it says although the client sets a
+// connection's deadline only now and then (up to timeout/16, at most
+// 100 ms, past a request's timeout): a response that comes after the
+// timeout, within that slack, fails as a timeout, and one that comes just
+// before it succeeds. Requests after a slow one on the same connection
+// keep their full timeout. On synctest's clock, so that the server's
+// latencies are exact.
+func TestHTTPTimeoutIsExactWithDeadlineSlack(t *testing.T) {
+	const timeout = 1600 * time.Millisecond // slack 100 ms
+	for _, tt := range []struct {
+		latency    time.Duration
+		errs, good float64
+	}{
+		{timeout + 50*time.Millisecond, 10, 0},
+		{timeout - 50*time.Millisecond, 0, 10},
+		{timeout, 0, 10},
+	} {
+		t.Run(tt.latency.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				res, _ := runHTTPPiped(t, "/?latency="+tt.latency.String(), loads.HTTP{Concurrency: 1, Requests: 10, Timeout: timeout})
+				m := res.Metrics
+				exactly(t, m, "requests", 10)
+				exactly(t, m, "errors_timeout", tt.errs)
+				exactly(t, m, "errors", tt.errs)
+				if tt.good > 0 {
+					nearMS(t, m, "latency_max_ms", float64(tt.latency)/float64(time.Millisecond))
+				}
+			})
+		})
+	}
+}
+
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -46,7 +46,10 @@ func Kinds() []Kind {
 		{
 			Name: "openai", Doc: "completions against an OpenAI-compatible server, with bench_serving's metrics",
 			Defaults: func() Config { return OpenAIDefaults() },
-			Metrics:  schema.Metrics(OpenAIMetrics{}),
+			Metrics: append(schema.Metrics(OpenAIMetrics{}), schema.Metric{
+				Name: "max_goodput_rate", Better: schema.Higher,
+				Doc: "goodput search (goodput_target): the highest rate probed at which the share of good arrivals held the target; 0 when not even the lower bound did",
+			}),
 		},
 	}
 }

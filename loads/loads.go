@@ -22,6 +22,18 @@ func (d Dialer) orDefault() Dialer {
 	return nd.DialContext
 }
 
+// quick is d with the connections it makes reading and writing as
+// quickSyscalls makes them, for a client the load does not own (net/http's).
+func (d Dialer) quick() Dialer {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := d(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return quickSyscalls(nc), nil
+	}
+}
+
 // Progress is what a running load reports about once a second, and once at
 // the end. Done and Errors count measured requests (warm-up excluded); Rate
 // is Done per second of measured time.
@@ -48,6 +60,9 @@ type Result struct {
 // of the measured phase (Start) or durations; TTFT and token counts are
 // zero where they do not apply.
 type RequestRecord struct {
+	// Level is, in a sweep or a search (RunLevels), the index of the
+	// level it was measured in; Start is then from that level's start.
+	Level        int           `json:"level,omitempty"`
 	Start        time.Duration `json:"start"`
 	Status       int           `json:"status"`
 	Error        string        `json:"error,omitempty"`

@@ -20,7 +20,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	fastjson "github.com/segmentio/encoding/json"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
@@ -54,16 +53,20 @@ import (
 //
 // A Go caller may leave fields zero: Run takes them from OpenAIDefaults.
 type OpenAI struct {
-	URL          string        `hcl:"url,required" doc:"completions or chat completions URL; 127.0.0.1 is the target's loopback"`
-	Model        string        `hcl:"model" doc:"model name sent in each request" default:"the first model the server's /v1/models names"`
-	Stream       bool          `hcl:"stream" doc:"stream responses (needed for tpot and itl)"`
-	Concurrency  int           `hcl:"concurrency" doc:"requests in flight at once (closed model), or at most (open model)"`
-	Rate         float64       `hcl:"rate" doc:"arrivals per second, a Poisson process (open model); unset: each request sent when one ends"`
-	Requests     int           `hcl:"requests" doc:"how many requests to measure" default:"1000, when duration is unset"`
-	Duration     time.Duration `hcl:"duration" doc:"how long to measure, after the warm-up"`
-	Warmup       time.Duration `hcl:"warmup" doc:"how long to send requests before measuring, not counted (a duration)"`
-	PromptTokens int           `hcl:"prompt_tokens" doc:"words in each generated prompt, about one token each" default:"128, without a dataset"`
-	Dataset      string        `hcl:"dataset" doc:"prompts from a file: ShareGPT JSON, or JSON lines of {\"prompt\"}, {\"messages\"}, {\"conversations\"} or {\"input_tokens\"}, each with an optional output_tokens" default:"none: generated prompts"`
+	URL    string `hcl:"url,required" doc:"completions or chat completions URL; 127.0.0.1 is the target's loopback"`
+	Model  string `hcl:"model" doc:"model name sent in each request" default:"the first model the server's /v1/models names"`
+	Stream bool   `hcl:"stream" doc:"stream responses (needed for tpot and itl)"`
+	// Concurrencies and Rates are the plan's concurrency and rate: one
+	// number each, the level Concurrency and Rate hold, or a list, a
+	// sweep (RunLevels); a goodput search reads Rates as its bounds.
+	Concurrencies Levels        `hcl:"concurrency" doc:"requests in flight at once (closed model), or at most (open model); a list, such as [1, 8, 64], sweeps them"`
+	Rates         Levels        `hcl:"rate" doc:"arrivals per second, a Poisson process (open model); a list sweeps them, and with goodput_target, [LOW, HIGH] bounds the search; unset: each request sent when one ends"`
+	Requests      int           `hcl:"requests" doc:"how many requests to measure" default:"1000, when duration is unset"`
+	Duration      time.Duration `hcl:"duration" doc:"how long to measure, after the warm-up"`
+	Warmup        time.Duration `hcl:"warmup" doc:"how long to send requests before measuring, not counted (a duration)"`
+	Ramp          time.Duration `hcl:"ramp" doc:"how long the load grows to its level before the warm-up, not counted: requests start one by one (closed model), the rate grows linearly from 0 (open model)"`
+	PromptTokens  int           `hcl:"prompt_tokens" doc:"words in each generated prompt, about one token each" default:"128, without a dataset"`
+	Dataset       string        `hcl:"dataset" doc:"prompts from a file: ShareGPT JSON, or JSON lines of {\"prompt\"}, {\"messages\"}, {\"conversations\"} or {\"input_tokens\"}, each with an optional output_tokens" default:"none: generated prompts"`
 	// DatasetFormat, SharedPrefixTokens, PrefixGroups, Prompts and Turns
 	// are workloads.Config's: see that package.
 	DatasetFormat      string `hcl:"dataset_format" doc:"the dataset's format: sharegpt or jsonl" default:"told from the file's first byte"`
@@ -76,19 +79,34 @@ type OpenAI struct {
 	Expect             string `hcl:"expect" doc:"regular expression answers are matched against (answers_matching_share)"`
 	// A request meets the service-level objective (goodput) when its TTFT
 	// and TPOT are within these limits, in ms; zero means no limit.
-	TTFTLimitMS  float64           `hcl:"ttft_limit_ms" doc:"goodput: a request whose first token takes longer (ms) is not good"`
-	TPOTLimitMS  float64           `hcl:"tpot_limit_ms" doc:"goodput: a request whose time per output token is longer (ms) is not good"`
-	ExtraBody    cty.Value         `hcl:"extra_body" doc:"object merged into each request body (null removes a key)"`
-	Headers      map[string]string `hcl:"headers" doc:"request headers"`
-	KeepRequests bool              `hcl:"keep_requests" doc:"record each request (times, status, tokens) in the attempt"`
-	Timeout      time.Duration     `hcl:"timeout" doc:"how long one request may take"`
+	TTFTLimitMS float64 `hcl:"ttft_limit_ms" doc:"goodput: a request whose first token takes longer (ms) is not good"`
+	TPOTLimitMS float64 `hcl:"tpot_limit_ms" doc:"goodput: a request whose time per output token is longer (ms) is not good"`
+	// GoodputTarget, SearchProbes and SearchTolerance make the load a
+	// goodput search (goodput.go).
+	GoodputTarget   float64           `hcl:"goodput_target" doc:"search the highest rate, within rate = [LOW, HIGH], at which this share of arrivals is good (max_goodput_rate), such as 0.99"`
+	SearchProbes    int               `hcl:"search_probes" doc:"goodput search: levels probed at most, the bounds included"`
+	SearchTolerance float64           `hcl:"search_tolerance" doc:"goodput search: stop when the highest good rate and the lowest bad one are this close, as a share of the good one"`
+	ExtraBody       cty.Value         `hcl:"extra_body" doc:"object merged into each request body (null removes a key)"`
+	Headers         map[string]string `hcl:"headers" doc:"request headers"`
+	KeepRequests    bool              `hcl:"keep_requests" doc:"record each request (times, status, tokens) in the attempt"`
+	Timeout         time.Duration     `hcl:"timeout" doc:"how long one request may take"`
+
+	Concurrency int     // the level Run runs: requests in flight, or at most
+	Rate        float64 // arrivals per second; 0: the closed model
 }
 
 // OpenAIDefaults is the load "openai" as a plan that sets nothing but url
 // runs it; Concurrency is 1 as for every load (see HTTPDefaults).
 func OpenAIDefaults() *OpenAI {
-	return &OpenAI{Stream: true, Concurrency: 1, MaxTokens: 128, Timeout: 10 * time.Minute}
+	return &OpenAI{Stream: true, Concurrency: 1, Concurrencies: Levels{1}, MaxTokens: 128, Timeout: 10 * time.Minute,
+		SearchProbes: defaultSearchProbes, SearchTolerance: defaultSearchTolerance}
 }
+
+func (o *OpenAI) sweepOf() sweep {
+	return sweep{concurrency: &o.Concurrency, rate: &o.Rate, lists: [2]*Levels{&o.Concurrencies, &o.Rates}, search: &o.GoodputTarget}
+}
+
+func (*OpenAI) throughput() string { return "output_tokens_per_s" }
 
 const (
 	defaultOpenAIRequests = 1000
@@ -100,7 +118,11 @@ const (
 
 // Check checks what no attribute's type says alone.
 func (o *OpenAI) Check() error {
-	errs := checkModel(o.Concurrency, o.Rate, o.Requests, o.Timeout)
+	c := *o
+	errs := c.sweepOf().check()
+	c.sweepOf().resolve()
+	errs = append(errs, checkModel(c.Concurrency, c.Rate, c.Requests, c.Timeout)...)
+	errs = append(errs, o.checkSearch()...)
 	for _, n := range []struct {
 		name string
 		v    float64
@@ -128,6 +150,41 @@ func (o *OpenAI) Check() error {
 	return errors.Join(errs...)
 }
 
+// checkSearch checks a goodput search: a target share, the rate bounds
+// and what a request must meet.
+func (o *OpenAI) checkSearch() []error {
+	var errs []error
+	if o.GoodputTarget == 0 {
+		return nil
+	}
+	if !(o.GoodputTarget > 0 && o.GoodputTarget <= 1) {
+		errs = append(errs, &schema.AttrError{Attr: "goodput_target", Err: fmt.Errorf("must be a share above 0 and at most 1, such as 0.99, not %v", o.GoodputTarget)})
+	}
+	if len(o.Rates) != 2 || o.Rates[0] >= o.Rates[1] {
+		errs = append(errs, &schema.AttrError{Attr: "rate", Err: fmt.Errorf("must be [LOW, HIGH] for a goodput search, the bounds of the rates it probes, LOW below HIGH, such as [1, 64]; it is %s", orUnset(o.Rates.Show()))})
+	}
+	if len(o.Concurrencies) > 1 {
+		errs = append(errs, &schema.AttrError{Attr: "concurrency", Err: errors.New("must be one number in a goodput search, which varies the rate")})
+	}
+	if o.TTFTLimitMS == 0 && o.TPOTLimitMS == 0 {
+		errs = append(errs, &schema.AttrError{Attr: "goodput_target", Err: errors.New("needs ttft_limit_ms or tpot_limit_ms: without a limit every completed request is good")})
+	}
+	if o.SearchProbes < 2 || o.SearchProbes > MaxLevels {
+		errs = append(errs, &schema.AttrError{Attr: "search_probes", Err: fmt.Errorf("must be from 2 (the bounds) to %d, not %d", MaxLevels, o.SearchProbes)})
+	}
+	if !(o.SearchTolerance > 0 && o.SearchTolerance < 1) {
+		errs = append(errs, &schema.AttrError{Attr: "search_tolerance", Err: fmt.Errorf("must be a share above 0 and below 1, such as 0.05, not %v", o.SearchTolerance)})
+	}
+	return errs
+}
+
+func orUnset(s string) string {
+	if s == "" {
+		return "unset"
+	}
+	return s
+}
+
 // extra is the extra body as Go values.
 func (o *OpenAI) extra() (map[string]any, error) {
 	v := o.ExtraBody
@@ -151,14 +208,16 @@ func (o *OpenAI) extra() (map[string]any, error) {
 
 // Summary is what explain says of the load.
 func (o *OpenAI) Summary() string {
-	s := modelSummary(o.Concurrency, o.Rate, "Poisson", o.Warmup, o.Duration, o.Requests, 0)
-	if o.Duration == 0 && o.Requests == 0 {
-		s = strings.TrimSuffix(s, ", ") + fmt.Sprintf(", %d requests", defaultOpenAIRequests)
-	}
+	c := o.resolved() // the requests when neither limit is set
+	con, rate := summaryLevel(c.sweepOf())
+	s := modelSummary(con, rate, "Poisson", c.Ramp, c.Warmup, c.Duration, c.Requests, 0)
 	if o.Stream {
 		s += ", streamed"
 	}
-	return s
+	if o.GoodputTarget > 0 && len(o.Rates) == 2 {
+		return fmt.Sprintf("a goodput search of the highest rate in %s at which %v of arrivals are good, at most %d probes, each: %s", o.Rates.Show(), o.GoodputTarget, o.SearchProbes, s)
+	}
+	return levelsSummary(c.sweepOf(), s)
 }
 
 // OpenAIMetrics is what the load "openai" reports, under the definitions
@@ -241,6 +300,9 @@ type openaiWorker struct {
 // Run runs the load through dial (nil: this machine's network) and returns
 // its metrics (OpenAIMetrics).
 func (o OpenAI) Run(ctx context.Context, dial Dialer, progress func(Progress)) (Result, error) {
+	if len(o.sweepOf().levels()) > 1 || (o.GoodputTarget > 0 && len(o.Rates) > 1) {
+		return Result{}, fmt.Errorf("openai load: %w", errSweep)
+	}
 	r, err := o.prepare(ctx, dial)
 	if err != nil {
 		return Result{}, fmt.Errorf("openai load: %w", err)
@@ -252,12 +314,12 @@ func (o OpenAI) Run(ctx context.Context, dial Dialer, progress func(Progress)) (
 		}
 	}
 	e := &engine[outcome]{
-		concurrency: r.o.Concurrency, warmup: r.o.Warmup, duration: r.o.Duration, requests: r.o.Requests,
+		concurrency: r.o.Concurrency, ramp: r.o.Ramp, warmup: r.o.Warmup, duration: r.o.Duration, requests: r.o.Requests,
 		hit:    r.do,
 		record: r.record,
 	}
 	if r.o.Rate > 0 {
-		e.pacer = &Poisson{Rate: r.o.Rate, Seed: r.o.Seed}
+		e.pacer = ramped(&Poisson{Rate: r.o.Rate, Seed: r.o.Seed}, r.o.Ramp)
 	}
 	e.begin()
 	r.start = e.measureStart
@@ -275,8 +337,22 @@ func (o OpenAI) Run(ctx context.Context, dial Dialer, progress func(Progress)) (
 // and the limits that depend on others.
 func (o OpenAI) resolved() OpenAI {
 	d := OpenAIDefaults()
+	o.Concurrencies, o.Rates = slices.Clone(o.Concurrencies), slices.Clone(o.Rates)
+	o.sweepOf().resolve()
 	if o.Concurrency == 0 {
 		o.Concurrency = d.Concurrency
+	}
+	if len(o.Concurrencies) == 0 {
+		o.Concurrencies = Levels{float64(o.Concurrency)}
+	}
+	if len(o.Rates) == 0 && o.Rate > 0 {
+		o.Rates = Levels{o.Rate}
+	}
+	if o.SearchProbes == 0 {
+		o.SearchProbes = d.SearchProbes
+	}
+	if o.SearchTolerance == 0 {
+		o.SearchTolerance = d.SearchTolerance
 	}
 	if o.MaxTokens == 0 {
 		o.MaxTokens = d.MaxTokens
@@ -337,7 +413,7 @@ func (o OpenAI) prepare(ctx context.Context, dial Dialer) (*openaiRun, error) {
 	r.work = w
 	r.keepText = r.expect != nil || o.Turns > 1
 	r.client = &http.Client{Transport: &http.Transport{
-		DialContext:         dial.orDefault(),
+		DialContext:         dial.orDefault().quick(),
 		MaxIdleConns:        o.Concurrency,
 		MaxIdleConnsPerHost: o.Concurrency,
 		// Servers close kept-alive connections they think idle: uvicorn
@@ -420,42 +496,6 @@ func (r *openaiRun) body(p workloads.Request) ([]byte, error) {
 		}
 	}
 	return json.Marshal(b)
-}
-
-// chunk is the part of a response (or of one streamed event) that counts.
-type chunk struct {
-	Choices []struct {
-		Text    string `json:"text"`
-		Message *struct {
-			Content          string `json:"content"`
-			ReasoningContent string `json:"reasoning_content"`
-		} `json:"message"`
-		Delta *struct {
-			Content          string `json:"content"`
-			ReasoningContent string `json:"reasoning_content"`
-		} `json:"delta"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-	} `json:"usage"`
-	Error json.RawMessage `json:"error"`
-}
-
-// text returns the answer text and reasoning text the chunk carries.
-func (c *chunk) text() (answer, reasoning string) {
-	for _, ch := range c.Choices {
-		answer += ch.Text
-		if ch.Message != nil {
-			answer += ch.Message.Content
-			reasoning += ch.Message.ReasoningContent
-		}
-		if ch.Delta != nil {
-			answer += ch.Delta.Content
-			reasoning += ch.Delta.ReasoningContent
-		}
-	}
-	return answer, reasoning
 }
 
 // outcome is what one request observed; its times run from the start it
@@ -585,23 +625,25 @@ func (r *openaiRun) readWhole(body io.Reader, from time.Time, out *outcome, answ
 	if err != nil {
 		return fmt.Errorf("read response: %w", err)
 	}
-	var c chunk
-	if err := json.Unmarshal(data, &c); err != nil {
+	// The words are counted when the server gives no usage: the text is
+	// read whether or not it is kept.
+	var a, rs strings.Builder
+	var c chunkFields
+	if err := scanChunk(data, &a, &rs, &c); err != nil {
 		return fmt.Errorf("response is not JSON: %w: %.200s", err, data)
 	}
-	if len(c.Error) > 0 && string(c.Error) != "null" {
-		return fmt.Errorf("server error: %s", c.Error)
+	if c.errValue != nil {
+		return fmt.Errorf("server error: %s", c.errValue)
 	}
-	a, rs := c.text()
 	if r.keepText {
-		answer.WriteString(a)
-		reasoning.WriteString(rs)
+		answer.WriteString(a.String())
+		reasoning.WriteString(rs.String())
 	}
-	if c.Usage != nil {
+	if c.usage {
 		out.tokenSource = "usage"
-		out.inTokens, out.outTokens = c.Usage.PromptTokens, c.Usage.CompletionTokens
+		out.inTokens, out.outTokens = c.prompt, c.completion
 	} else {
-		out.outTokens = len(strings.Fields(a + " " + rs))
+		out.outTokens = len(strings.Fields(a.String() + " " + rs.String()))
 		out.tokenSource = "words"
 	}
 	return nil
@@ -636,28 +678,25 @@ func (r *openaiRun) readStream(body io.Reader, from time.Time, wk *openaiWorker,
 			}
 			return nil
 		}
-		// segmentio's decoder, encoding/json's semantics: an event's
-		// decoding was 79% of the client's time per request with
-		// encoding/json (BenchmarkReadStream: 1.6x faster, 3x fewer
-		// allocations).
-		var c chunk
-		if err := fastjson.Unmarshal(payload, &c); err != nil {
+		// Only the members that count are read, and the text only when it
+		// is kept (scanChunk).
+		var c chunkFields
+		var ka, kr *strings.Builder
+		if r.keepText {
+			ka, kr = answer, reasoning
+		}
+		if err := scanChunk(payload, ka, kr, &c); err != nil {
 			return fmt.Errorf("stream event is not JSON: %w: %.200s", err, payload)
 		}
-		if len(c.Error) > 0 && string(c.Error) != "null" {
-			return fmt.Errorf("server error in stream: %s", c.Error)
+		if c.errValue != nil {
+			return fmt.Errorf("server error in stream: %s", c.errValue)
 		}
-		if c.Usage != nil {
+		if c.usage {
 			out.tokenSource = "usage"
-			out.inTokens, out.outTokens = c.Usage.PromptTokens, c.Usage.CompletionTokens
+			out.inTokens, out.outTokens = c.prompt, c.completion
 		}
-		a, rs := c.text()
-		if a == "" && rs == "" {
+		if !c.text {
 			continue // a role-only first delta, a finish or usage event: no token
-		}
-		if r.keepText {
-			answer.WriteString(a)
-			reasoning.WriteString(rs)
 		}
 		chunks++
 		if chunks == 1 {

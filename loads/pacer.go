@@ -58,13 +58,15 @@ type Ramp struct {
 	Over     time.Duration
 }
 
-func (r Ramp) Due(i int64) time.Duration {
+func (r Ramp) Due(i int64) time.Duration { return r.at(float64(i)) }
+
+// at is when the ramp has sent n arrivals, n not necessarily whole.
+func (r Ramp) at(n float64) time.Duration {
 	T := r.Over.Seconds()
 	if T <= 0 {
-		return seconds(float64(i) / r.To)
+		return seconds(n / r.To)
 	}
 	a := (r.To - r.From) / T
-	n := float64(i)
 	atT := r.From*T + a*T*T/2
 	if n >= atT {
 		return seconds(T + (n-atT)/r.To)
@@ -73,6 +75,40 @@ func (r Ramp) Due(i int64) time.Duration {
 		return seconds(n / r.From)
 	}
 	return seconds((math.Sqrt(r.From*r.From+2*a*n) - r.From) / a)
+}
+
+// RampedPoisson is a Poisson process whose rate follows a Ramp: the
+// arrivals of a unit-rate Poisson process (seeded by Seed), each taken as
+// the count of arrivals the ramp has sent by its time, so that the gaps
+// are exponential about the ramp's rate at every moment (a
+// time-changed Poisson process).
+type RampedPoisson struct {
+	Ramp Ramp
+	Seed int64
+
+	unit Poisson
+}
+
+func (p *RampedPoisson) Due(i int64) time.Duration {
+	if p.unit.Rate == 0 {
+		p.unit = Poisson{Rate: 1, Seed: p.Seed}
+	}
+	return p.Ramp.at(p.unit.Due(i).Seconds())
+}
+
+// ramped is p reached by a linear ramp from 0 over d: arrivals at the
+// ramp's rate until d, then p's rate (d 0: p as it is).
+func ramped(p Pacer, d time.Duration) Pacer {
+	if d <= 0 {
+		return p
+	}
+	switch p := p.(type) {
+	case Constant:
+		return Ramp{To: p.Rate, Over: d}
+	case *Poisson:
+		return &RampedPoisson{Ramp: Ramp{To: p.Rate, Over: d}, Seed: p.Seed}
+	}
+	return p
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

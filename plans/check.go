@@ -52,8 +52,8 @@ type checker struct {
 	// var, local, step and target as objects: the same in every context
 	roots    map[string]cty.Value
 	contexts map[*Step]*hcl.EvalContext
-	shared   map[string]*hcl.EvalContext // by step kind and probes
-	values   map[evalKey]cty.Value
+	shared   map[string]*hcl.EvalContext               // by step kind and probes
+	values   map[*hcl.EvalContext]map[string]cty.Value // by source text
 }
 
 func (d *decoder) check() hcl.Diagnostics {
@@ -62,11 +62,11 @@ func (d *decoder) check() hcl.Diagnostics {
 		vars:     map[string]*Variable{},
 		locals:   map[string]*Local{},
 		targets:  map[string]*Target{},
-		steps:    map[string]int{},
+		steps:    make(map[string]int, len(d.plan.Steps)),
 		funcs:    map[string]bool{},
 		contexts: map[*Step]*hcl.EvalContext{},
 		shared:   map[string]*hcl.EvalContext{},
-		values:   map[evalKey]cty.Value{},
+		values:   map[*hcl.EvalContext]map[string]cty.Value{},
 	}
 	for name := range d.funcs {
 		c.funcs[name] = true
@@ -273,8 +273,7 @@ func localOrder(locals []*Local) ([]*Local, []*Local) {
 func (c *checker) checkLocals() hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, l := range c.plan.Locals {
-		ds := c.refs(l.Expr, ctxLocal, -1)
-		ds = append(ds, c.syntax(l.Expr)...)
+		ds := c.static(l.Expr, ctxLocal, -1)
 		diags = append(diags, ds...)
 		if err := c.localLimits[l.Name]; err != nil {
 			diags = append(diags, localLimitDiag(l, err))
@@ -365,8 +364,7 @@ func (c *checker) attr(name string, e hcl.Expression, schema []Attr, ctx refCont
 // against typed unknowns to catch type and function errors; the value is
 // cty.NilVal when it was not evaluated.
 func (c *checker) typed(e hcl.Expression, ctx refContext, stepIdx int) (cty.Value, hcl.Diagnostics) {
-	diags := c.refs(e, ctx, stepIdx)
-	diags = append(diags, c.syntax(e)...)
+	diags := c.static(e, ctx, stepIdx)
 	if diags.HasErrors() {
 		return cty.NilVal, diags
 	}
@@ -378,48 +376,53 @@ func (c *checker) typed(e hcl.Expression, ctx refContext, stepIdx int) (cty.Valu
 	return v, append(diags, ds...)
 }
 
-// evalKey is an expression by its source text, in a context.
-type evalKey struct {
-	ctx *hcl.EvalContext
-	src string
-}
-
 // value evaluates e in ctx, once for each text in each context: the same
 // text parses into the same tree, and steps of a kind repeat their
 // conditions and commands. A value that came with diagnostics is not
 // kept, so that each place reports its own.
 func (c *checker) value(e hcl.Expression, ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
-	src := ""
+	var src []byte
 	if _, ok := e.(hclsyntax.Expression); ok {
-		src = c.text(e.Range())
+		src = c.source(e.Range())
 	}
-	if src == "" {
+	if len(src) == 0 {
 		return e.Value(ctx)
 	}
-	key := evalKey{ctx, src}
-	if v, ok := c.values[key]; ok {
+	byText := c.values[ctx]
+	if v, ok := byText[string(src)]; ok {
 		return v, nil
 	}
 	v, diags := e.Value(ctx)
 	if len(diags) == 0 {
-		c.values[key] = v
+		if byText == nil {
+			byText = map[string]cty.Value{}
+			c.values[ctx] = byText
+		}
+		byText[string(src)] = v
 	}
 	return v, diags
 }
 
-// syntax checks what only the syntax tree shows: calls to unknown
-// functions and literal regular expressions that do not compile.
-func (c *checker) syntax(e hcl.Expression) hcl.Diagnostics {
-	node, ok := e.(hclsyntax.Node)
-	if !ok {
-		return nil // JSON syntax: the evaluation reports these
-	}
+// static checks e's references against what ctx allows, and what only
+// the syntax tree shows: calls to unknown functions and literal regular
+// expressions that do not compile (in JSON syntax, the evaluation
+// reports these).
+func (c *checker) static(e hcl.Expression, ctx refContext, stepIdx int) hcl.Diagnostics {
+	f := c.analysis.of(e)
 	var diags hcl.Diagnostics
-	hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
-		call, ok := n.(*hclsyntax.FunctionCallExpr)
-		if !ok {
-			return nil
+	levels := false
+	for _, r := range f.refs {
+		if d := c.ref(r.Traversal, ctx, stepIdx); d != nil {
+			diags = append(diags, d)
 		}
+		levels = levels || r.Root == "self" && r.Name == "levels" || r.Root == "step" && r.Attr == "levels"
+	}
+	if levels {
+		// Only a sweep's levels are read through a splat whose names
+		// refs do not see (self.levels[*].metrics.NAME).
+		diags = append(diags, c.splatRefs(e, ctx, stepIdx)...)
+	}
+	for _, call := range f.calls {
 		if !c.funcs[call.Name] {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
@@ -427,22 +430,27 @@ func (c *checker) syntax(e hcl.Expression) hcl.Diagnostics {
 				Detail:   fmt.Sprintf("There is no function named %q.%s", call.Name, didYouMean(call.Name, keys(c.funcs))),
 				Subject:  call.NameRange.Ptr(),
 			})
-			return nil
+			continue
 		}
 		if (call.Name == "regex" || call.Name == "regexall") && len(call.Args) > 0 {
 			if pat, ok := literalString(call.Args[0]); ok {
 				diags = append(diags, c.checkRegex(pat, call.Args[0].Range())...)
 			}
 		}
-		return nil
-	})
+	}
 	return diags
 }
 
 // literalString returns e's value when it is a string known without
 // evaluating anything.
 func literalString(e hcl.Expression) (string, bool) {
-	if len(e.Variables()) > 0 {
+	if t, ok := e.(*hclsyntax.TemplateExpr); ok && len(t.Parts) == 1 {
+		// A quoted string: its one part is its value.
+		if l, ok := t.Parts[0].(*hclsyntax.LiteralValueExpr); ok {
+			e = l
+		}
+	}
+	if _, ok := e.(*hclsyntax.LiteralValueExpr); !ok && len(e.Variables()) > 0 {
 		return "", false
 	}
 	v, diags := e.Value(nil)

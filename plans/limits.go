@@ -362,7 +362,7 @@ func walkTree(node hclsyntax.Node, ops map[*hclsyntax.Operation]*hclsyntax.Opera
 			diags = hcl.Diagnostics{nestingDiag(w.deep)}
 		}
 	}()
-	w.node(node)
+	walk(node, w)
 	return w.diags
 }
 
@@ -371,94 +371,6 @@ type treeChecker struct {
 	deep  hcl.Range
 	diags hcl.Diagnostics
 	ops   map[*hclsyntax.Operation]*hclsyntax.Operation
-}
-
-// node walks n as hclsyntax.Walk would, with Enter and Exit around each
-// node, but without making a closure for each: the walk runs over every
-// plan. A node it does not know it leaves to hclsyntax.Walk.
-func (w *treeChecker) node(n hclsyntax.Node) {
-	switch n := n.(type) {
-	case *hclsyntax.Body:
-		for _, a := range n.Attributes {
-			w.node(a.Expr)
-		}
-		for _, b := range n.Blocks {
-			w.node(b.Body)
-		}
-		return
-	case *hclsyntax.Attribute:
-		w.node(n.Expr)
-		return
-	case *hclsyntax.Block:
-		w.node(n.Body)
-		return
-	case *hclsyntax.LiteralValueExpr, *hclsyntax.ScopeTraversalExpr, *hclsyntax.AnonSymbolExpr, *hclsyntax.ExprSyntaxError,
-		*hclsyntax.TemplateExpr, *hclsyntax.TemplateWrapExpr, *hclsyntax.TemplateJoinExpr, *hclsyntax.FunctionCallExpr,
-		*hclsyntax.BinaryOpExpr, *hclsyntax.UnaryOpExpr, *hclsyntax.RelativeTraversalExpr, *hclsyntax.ConditionalExpr,
-		*hclsyntax.IndexExpr, *hclsyntax.TupleConsExpr, *hclsyntax.ObjectConsExpr, *hclsyntax.ObjectConsKeyExpr,
-		*hclsyntax.ParenthesesExpr, *hclsyntax.SplatExpr, *hclsyntax.ForExpr:
-	default:
-		hclsyntax.Walk(n, w)
-		return
-	}
-	w.Enter(n)
-	switch e := n.(type) {
-	case *hclsyntax.ObjectConsKeyExpr:
-		// Walk visits the wrapped expression only when the key is not a
-		// bare name (ObjectConsKeyExpr.walkChildNodes).
-		if hcl.ExprAsKeyword(e.Wrapped) == "" {
-			w.node(e.Wrapped)
-		}
-	case *hclsyntax.TemplateExpr:
-		for _, p := range e.Parts {
-			w.node(p)
-		}
-	case *hclsyntax.TemplateWrapExpr:
-		w.node(e.Wrapped)
-	case *hclsyntax.TemplateJoinExpr:
-		w.node(e.Tuple)
-	case *hclsyntax.FunctionCallExpr:
-		for _, a := range e.Args {
-			w.node(a)
-		}
-	case *hclsyntax.BinaryOpExpr:
-		w.node(e.LHS)
-		w.node(e.RHS)
-	case *hclsyntax.UnaryOpExpr:
-		w.node(e.Val)
-	case *hclsyntax.RelativeTraversalExpr:
-		w.node(e.Source)
-	case *hclsyntax.ConditionalExpr:
-		w.node(e.Condition)
-		w.node(e.TrueResult)
-		w.node(e.FalseResult)
-	case *hclsyntax.IndexExpr:
-		w.node(e.Collection)
-		w.node(e.Key)
-	case *hclsyntax.TupleConsExpr:
-		for _, x := range e.Exprs {
-			w.node(x)
-		}
-	case *hclsyntax.ObjectConsExpr:
-		for _, item := range e.Items {
-			w.node(item.KeyExpr)
-			w.node(item.ValueExpr)
-		}
-	case *hclsyntax.ParenthesesExpr:
-		w.node(e.Expression)
-	case *hclsyntax.SplatExpr:
-		w.node(e.Source)
-		w.node(e.Each)
-	case *hclsyntax.ForExpr:
-		// The parts after the collection are in a child scope, which is
-		// not an expression: they nest one level below the for.
-		for _, x := range []hclsyntax.Expression{e.CollExpr, e.KeyExpr, e.ValExpr, e.CondExpr} {
-			if x != nil {
-				w.node(x)
-			}
-		}
-	}
-	w.Exit(n)
 }
 
 func (w *treeChecker) Enter(n hclsyntax.Node) hcl.Diagnostics {

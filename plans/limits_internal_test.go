@@ -263,3 +263,77 @@ func checkWalk(t *testing.T, src []byte) {
 		t.Errorf("checkTree = %q, hclsyntax.Walk %q for\n%s", got, want, src)
 	}
 }
+
+// TestExprScan: one scan of an expression finds the traversals
+// hclsyntax.Variables lists, in its order, and the calls hclsyntax's own
+// walk visits, for every attribute of the seed plans and of expressions
+// that scope names (for) or hide them (object keys).
+func TestExprScan(t *testing.T) {
+	srcs := prescanSeeds(t)
+	srcs = append(srcs,
+		[]byte("x = [for k, v in var.m : upper(v) if k != local.skip && v != k]\n"),
+		[]byte("x = {for x in var.l : x => [for y in x : y + var.n]}\n"),
+		[]byte("x = { a = var.a, (local.k) = 1, \"s\" = f(var.b) }\n"),
+		[]byte("x = var.l[*].name\ny = g(var.l)[0].x\nz = \"${var.a}%{for i in var.l}${i}%{endfor}\"\n"),
+	)
+	var s exprScan
+	for _, src := range srcs {
+		file, diags := hclsyntax.ParseConfig(src, "t.hcl", hcl.InitialPos)
+		if diags.HasErrors() {
+			continue
+		}
+		hclsyntax.VisitAll(file.Body.(*hclsyntax.Body), func(n hclsyntax.Node) hcl.Diagnostics {
+			a, ok := n.(*hclsyntax.Attribute)
+			if !ok {
+				return nil
+			}
+			var calls []string
+			hclsyntax.VisitAll(a.Expr, func(n hclsyntax.Node) hcl.Diagnostics {
+				if c, ok := n.(*hclsyntax.FunctionCallExpr); ok {
+					calls = append(calls, c.Name+"@"+c.NameRange.String())
+				}
+				return nil
+			})
+			got := s.scan(a.Expr)
+			var gotCalls []string
+			for _, c := range got.calls {
+				gotCalls = append(gotCalls, c.Name+"@"+c.NameRange.String())
+			}
+			if g, w := traversalsText(got.vars), traversalsText(hclsyntax.Variables(a.Expr)); g != w {
+				t.Errorf("%s: scan found %s, hclsyntax.Variables %s", a.SrcRange, g, w)
+			}
+			if g, w := strings.Join(gotCalls, " "), strings.Join(calls, " "); g != w {
+				t.Errorf("%s: scan found calls %s, hclsyntax.VisitAll %s", a.SrcRange, g, w)
+			}
+			return nil
+		})
+	}
+}
+
+func traversalsText(trs []hcl.Traversal) string {
+	var out []string
+	for _, tr := range trs {
+		out = append(out, traversalText(tr)+"@"+tr.SourceRange().String())
+	}
+	return strings.Join(out, " ")
+}
+
+// TestValidName: the check of a name agrees with hcl's scanner on every
+// name of up to three characters from letters, digits, punctuation and
+// non-ASCII letters and marks.
+func TestValidName(t *testing.T) {
+	chars := []string{"a", "Z", "_", "-", "0", "9", ".", " ", "$", "é", "\u0301", "ß", "\x80", "世"}
+	names := []string{""}
+	for range 3 {
+		for _, n := range names {
+			for _, c := range chars {
+				names = append(names, n+c)
+			}
+		}
+	}
+	for _, n := range names {
+		if got, want := validName(n), hclsyntax.ValidIdentifier(n); got != want {
+			t.Errorf("validName(%q) = %v, hclsyntax.ValidIdentifier %v", n, got, want)
+		}
+	}
+}

@@ -15,7 +15,7 @@ import (
 // The metric names validation accepts for a load are the names the load
 // reports: every name a run reports is in its kind's Metrics, and every
 // name in Metrics is reported by one of these runs (closed and open
-// models; streaming with expect, and not streaming).
+// models; streaming with expect, and not streaming; a goodput search).
 func TestLoadMetricsAreWhatLoadsReport(t *testing.T) {
 	ctx := context.Background()
 	check := func(kind string, results ...loads.Result) {
@@ -60,5 +60,10 @@ func TestLoadMetricsAreWhatLoadsReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	check("openai", stream, whole)
+	// A goodput search adds its answer to the last level's metrics.
+	search, err := loads.RunLevels(ctx, &loads.OpenAI{URL: url, Concurrency: 2, Requests: 4, MaxTokens: 4, Rates: loads.Levels{50, 100}, TTFTLimitMS: 1000, GoodputTarget: 0.5}, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("openai", stream, whole, loads.Result{Metrics: search.Metrics})
 }

@@ -65,7 +65,7 @@ func parse(filename string, src []byte, maxBytes int) (*Plan, hcl.Diagnostics) {
 	}
 	d := &decoder{lang: Language(), plan: p, src: src, funcs: Functions(), regexErrs: map[string]error{}}
 	diags = append(diags, d.decode(file.Body)...)
-	d.analysis = analyse(p)
+	d.analysis = analyse(p, d.source)
 	diags = append(diags, d.check()...)
 	sortDiagnostics(diags)
 	return p, diags
@@ -98,15 +98,14 @@ type decoder struct {
 	funcs map[string]function.Function // built once: every check evaluates with them
 
 	regexErrs map[string]error // pattern -> its compile error, so each compiles once
-	analysis  analysis         // what each expression reads, found once
+	analysis  *analysis        // what each expression reads and calls, found once
 
-	// the schemas every step and every probe is decoded with, built on
-	// first use: they are the same for each block
-	anyStep, anyProbe *hcl.BodySchema
-	own               map[*StepKind]*stepOwn
+	// what blocks are read with, built on first use: the same for each
+	// block of a kind
+	own     map[*StepKind]*stepOwn
+	schemas map[any]*hcl.BodySchema // by schemaOf
 
 	planRange   *hcl.Range
-	stepProbes  map[*Step]map[string]*Probe
 	localTarget bool // the file declares target "local"
 }
 
@@ -115,10 +114,9 @@ func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
 	for _, b := range d.lang.Blocks {
 		schema.Blocks = append(schema.Blocks, hcl.BlockHeaderSchema{Type: b.Type, LabelNames: lower(b.Labels)})
 	}
-	content, diags := body.Content(schema)
-	d.stepProbes = map[*Step]map[string]*Probe{}
+	content, diags := bodyContent(body, schema)
 
-	seen := map[string]hcl.Range{} // "variable.x" -> first declaration
+	seen := make(map[string]hcl.Range, len(content.Blocks)) // "variable.x" -> first declaration
 	dup := func(kind, name string, rng hcl.Range, subject hcl.Range) bool {
 		key := kind + "." + name
 		if first, ok := seen[key]; ok {
@@ -200,7 +198,7 @@ func sortedAttrs(attrs hcl.Attributes) []*hcl.Attribute {
 }
 
 func (d *decoder) checkName(what, name string, rng hcl.Range) hcl.Diagnostics {
-	if hclsyntax.ValidIdentifier(name) {
+	if validName(name) {
 		return nil
 	}
 	return hcl.Diagnostics{{
@@ -209,6 +207,76 @@ func (d *decoder) checkName(what, name string, rng hcl.Range) hcl.Diagnostics {
 		Detail:   fmt.Sprintf("%q cannot be used in references. A name starts with a letter and holds only letters, digits, underscores and dashes.", name),
 		Subject:  rng.Ptr(),
 	}}
+}
+
+// validName is hclsyntax.ValidIdentifier, which runs hcl's scanner on
+// the name, without the scanner for a name in ASCII: a letter or an
+// underscore, then letters, digits, underscores and dashes.
+func validName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 0x80:
+			return hclsyntax.ValidIdentifier(name)
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', c == '_':
+		case i > 0 && ('0' <= c && c <= '9' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return name != ""
+}
+
+// bodyContent is body.Content(schema), for the bodies of a parsed file. A
+// body in native syntax that holds only what schema takes, as every block
+// of a valid plan does, is read here: hcl's Content makes three maps and
+// a copy of the body for each block read, and a long plan has thousands.
+// Any other body goes to hcl, for its messages. (A body left by
+// PartialContent hides what was read from it, which only hcl sees: none
+// is read here.)
+func bodyContent(body hcl.Body, schema *hcl.BodySchema) (*hcl.BodyContent, hcl.Diagnostics) {
+	sb, ok := body.(*hclsyntax.Body)
+	if !ok || !takesAll(sb, schema) {
+		return body.Content(schema)
+	}
+	out := &hcl.BodyContent{Attributes: make(hcl.Attributes, len(sb.Attributes)), MissingItemRange: sb.MissingItemRange()}
+	attrs := make([]hcl.Attribute, 0, len(sb.Attributes))
+	for name, a := range sb.Attributes {
+		attrs = append(attrs, hcl.Attribute{Name: a.Name, Expr: a.Expr, Range: a.SrcRange, NameRange: a.NameRange})
+		out.Attributes[name] = &attrs[len(attrs)-1]
+	}
+	if len(sb.Blocks) > 0 {
+		blocks := make([]hcl.Block, len(sb.Blocks))
+		out.Blocks = make(hcl.Blocks, len(sb.Blocks))
+		for i, b := range sb.Blocks {
+			blocks[i] = hcl.Block{Type: b.Type, Labels: b.Labels, Body: b.Body, DefRange: b.DefRange(), TypeRange: b.TypeRange, LabelRanges: b.LabelRanges}
+			out.Blocks[i] = &blocks[i]
+		}
+	}
+	return out, nil
+}
+
+// takesAll tells whether schema takes every attribute and block of sb,
+// each block with its labels, and sb has every attribute schema requires:
+// whether hcl's Content would read it without a word.
+func takesAll(sb *hclsyntax.Body, schema *hcl.BodySchema) bool {
+	for name := range sb.Attributes {
+		if !slices.ContainsFunc(schema.Attributes, func(a hcl.AttributeSchema) bool { return a.Name == name }) {
+			return false
+		}
+	}
+	for _, a := range schema.Attributes {
+		if _, ok := sb.Attributes[a.Name]; a.Required && !ok {
+			return false
+		}
+	}
+	for _, b := range sb.Blocks {
+		i := slices.IndexFunc(schema.Blocks, func(s hcl.BlockHeaderSchema) bool { return s.Type == b.Type })
+		if i < 0 || len(b.Labels) != len(schema.Blocks[i].LabelNames) {
+			return false
+		}
+	}
+	return true
 }
 
 // schemaFor builds an hcl schema from the language's attributes and blocks;
@@ -222,6 +290,20 @@ func schemaFor(attrs []Attr, blocks []Block) *hcl.BodySchema {
 	for _, b := range blocks {
 		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: b.Type, LabelNames: lower(b.Labels)})
 	}
+	return s
+}
+
+// schemaOf returns the schema for blocks of what (a name, or a kind),
+// made by build on first use: every block of one is read with the same.
+func (d *decoder) schemaOf(what any, build func() *hcl.BodySchema) *hcl.BodySchema {
+	if s, ok := d.schemas[what]; ok {
+		return s
+	}
+	if d.schemas == nil {
+		d.schemas = map[any]*hcl.BodySchema{}
+	}
+	s := build()
+	d.schemas[what] = s
 	return s
 }
 
@@ -246,7 +328,7 @@ func (d *decoder) blockSchema(typ string) *Block {
 
 func (d *decoder) decodePlan(block *hcl.Block, diags hcl.Diagnostics) (string, hcl.Diagnostics) {
 	b := d.blockSchema("plan")
-	content, ds := block.Body.Content(schemaFor(b.Attrs, b.Blocks))
+	content, ds := bodyContent(block.Body, schemaFor(b.Attrs, b.Blocks))
 	diags = append(diags, ds...)
 	var desc string
 	if a, ok := content.Attributes["description"]; ok {
@@ -305,7 +387,7 @@ func (d *decoder) decodeVariable(block *hcl.Block) (*Variable, hcl.Diagnostics) 
 	v := &Variable{Name: block.Labels[0], Type: cty.DynamicPseudoType, DeclRange: block.DefRange}
 	diags := d.checkName("variable", v.Name, block.LabelRanges[0])
 	b := d.blockSchema("variable")
-	content, ds := block.Body.Content(schemaFor(b.Attrs, b.Blocks))
+	content, ds := bodyContent(block.Body, schemaFor(b.Attrs, b.Blocks))
 	diags = append(diags, ds...)
 	if a, ok := content.Attributes["type"]; ok {
 		expr := a.Expr
@@ -360,8 +442,10 @@ func (d *decoder) decodeVariable(block *hcl.Block) (*Variable, hcl.Diagnostics) 
 }
 
 func (d *decoder) decodeCondition(block *hcl.Block) (*Condition, hcl.Diagnostics) {
-	schema := &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "condition"}, {Name: "error_message"}}}
-	content, diags := block.Body.Content(schema)
+	schema := d.schemaOf("condition", func() *hcl.BodySchema {
+		return &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "condition"}, {Name: "error_message"}}}
+	})
+	content, diags := bodyContent(block.Body, schema)
 	a, ok := content.Attributes["condition"]
 	if !ok {
 		return nil, append(diags, &hcl.Diagnostic{
@@ -379,18 +463,21 @@ func (d *decoder) decodeCondition(block *hcl.Block) (*Condition, hcl.Diagnostics
 }
 
 // text returns the source text of rng in the plan file.
-func (d *decoder) text(rng hcl.Range) string {
+func (d *decoder) text(rng hcl.Range) string { return string(d.source(rng)) }
+
+// source is the bytes of rng in the plan file, nil when it is not there.
+func (d *decoder) source(rng hcl.Range) []byte {
 	if rng.Filename != d.plan.Filename || rng.Start.Byte < 0 || rng.End.Byte > len(d.src) || rng.Start.Byte > rng.End.Byte {
-		return ""
+		return nil
 	}
-	return string(d.src[rng.Start.Byte:rng.End.Byte])
+	return d.src[rng.Start.Byte:rng.End.Byte]
 }
 
 func (d *decoder) decodeTarget(block *hcl.Block) (*Target, hcl.Diagnostics) {
 	t := &Target{Name: block.Labels[0], DeclRange: block.DefRange}
 	diags := d.checkName("target", t.Name, block.LabelRanges[0])
 	b := d.blockSchema("target")
-	content, ds := block.Body.Content(schemaFor(b.Attrs, b.Blocks))
+	content, ds := bodyContent(block.Body, schemaFor(b.Attrs, b.Blocks))
 	diags = append(diags, ds...)
 	if a, ok := content.Attributes["env"]; ok {
 		t.Env = a.Expr
@@ -423,7 +510,7 @@ func (d *decoder) decodeTarget(block *hcl.Block) (*Target, hcl.Diagnostics) {
 }
 
 func decodeSSH(block *hcl.Block, b *Block) (*SSH, hcl.Diagnostics) {
-	content, diags := block.Body.Content(schemaFor(b.Attrs, b.Blocks))
+	content, diags := bodyContent(block.Body, schemaFor(b.Attrs, b.Blocks))
 	s := &SSH{DeclRange: block.DefRange}
 	get := func(name string) hcl.Expression {
 		if a, ok := content.Attributes[name]; ok {
@@ -449,9 +536,10 @@ func decodeSSH(block *hcl.Block, b *Block) (*SSH, hcl.Diagnostics) {
 // decoded with it, then checked against its own kind so that the message
 // can say which kind an attribute belongs to.
 func (d *decoder) stepSchema() *hcl.BodySchema {
-	if d.anyStep != nil {
-		return d.anyStep
-	}
+	return d.schemaOf("step", d.anyStepSchema)
+}
+
+func (d *decoder) anyStepSchema() *hcl.BodySchema {
 	attrs := append([]Attr(nil), d.lang.Step.Attrs...)
 	blocks := append([]Block(nil), d.lang.Step.Blocks...)
 	seenA, seenB := map[string]bool{}, map[string]bool{}
@@ -469,26 +557,23 @@ func (d *decoder) stepSchema() *hcl.BodySchema {
 			}
 		}
 	}
-	d.anyStep = schemaFor(attrs, blocks)
-	return d.anyStep
+	return schemaFor(attrs, blocks)
 }
 
 // probeSchema holds every probe kind's attributes, so that one belonging
 // to another kind is reported with the kind it belongs to.
 func (d *decoder) probeSchema() *hcl.BodySchema {
-	if d.anyProbe != nil {
-		return d.anyProbe
-	}
-	var all []Attr
-	for _, k := range d.lang.Probes {
-		for _, a := range k.Attrs {
-			if !slices.ContainsFunc(all, func(b Attr) bool { return b.Name == a.Name }) {
-				all = append(all, a)
+	return d.schemaOf("probe", func() *hcl.BodySchema {
+		var all []Attr
+		for _, k := range d.lang.Probes {
+			for _, a := range k.Attrs {
+				if !slices.ContainsFunc(all, func(b Attr) bool { return b.Name == a.Name }) {
+					all = append(all, a)
+				}
 			}
 		}
-	}
-	d.anyProbe = schemaFor(all, nil)
-	return d.anyProbe
+		return schemaFor(all, nil)
+	})
 }
 
 func (d *decoder) kindsWith(attr string, block bool) []string {
@@ -562,7 +647,7 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 		})
 	}
 	schema := d.stepSchema()
-	content, ds := block.Body.Content(schema)
+	content, ds := bodyContent(block.Body, schema)
 	diags = append(diags, ds...)
 	s.misspelled = misspellings(block.Body, schema)
 
@@ -639,14 +724,13 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 	s.Timeout, s.Interval, s.Grace = expr("timeout"), expr("interval"), expr("grace")
 	s.Command, s.Log, s.Pidfile, s.Env, s.Workdir, s.Progress = expr("command"), expr("log"), expr("pidfile"), expr("env"), expr("workdir"), expr("progress")
 
-	probes := map[string]*Probe{}
-	d.stepProbes[s] = probes
 	for _, b := range content.Blocks {
 		switch b.Type {
 		case "probe":
 			pr, ds := d.decodeProbe(b)
 			diags = append(diags, ds...)
-			if first, ok := probes[pr.Name]; ok {
+			if i := slices.IndexFunc(s.Probes, func(o *Probe) bool { return o.Name == pr.Name }); i >= 0 {
+				first := s.Probes[i]
 				diags = append(diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  fmt.Sprintf("Duplicate probe %q", pr.Name),
@@ -655,7 +739,6 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 				})
 				continue
 			}
-			probes[pr.Name] = pr
 			s.Probes = append(s.Probes, pr)
 		case "postcondition", "abort_if":
 			c, ds := d.decodeCondition(b)
@@ -760,7 +843,7 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 		own[a.Name] = true
 	}
 	probeSchema := d.probeSchema()
-	content, ds := block.Body.Content(probeSchema)
+	content, ds := bodyContent(block.Body, probeSchema)
 	diags = append(diags, ds...)
 	misspelled := misspellings(block.Body, probeSchema)
 	for _, a := range sortedAttrs(content.Attributes) {
@@ -795,13 +878,13 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 	if a, ok := content.Attributes["step"]; ok {
 		p.stepExpr = a.Expr
 		var ds hcl.Diagnostics
-		p.Step, ds = launchRef(p.Kind, "step", a.Expr, "follows what a launch started")
+		p.Step, ds = launchRef(d.lang, p.Kind, "step", a.Expr, "follows what a launch started")
 		diags = append(diags, ds...)
 	}
 	if a, ok := content.Attributes["since"]; ok {
 		p.sinceExpr = a.Expr
 		var ds hcl.Diagnostics
-		p.Since, ds = launchRef(p.Kind, "since", a.Expr, "reads from a launch's start")
+		p.Since, ds = launchRef(d.lang, p.Kind, "since", a.Expr, "reads from a launch's start")
 		diags = append(diags, ds...)
 		if _, both := content.Attributes["step"]; both {
 			diags = append(diags, &hcl.Diagnostic{
@@ -870,8 +953,8 @@ func (d *decoder) decodeLoad(block *hcl.Block) (*Load, hcl.Diagnostics) {
 			Subject:  block.LabelRanges[0].Ptr(),
 		}}
 	}
-	schema := schemaFor(kind.Attrs, nil)
-	content, diags := block.Body.Content(schema)
+	schema := d.schemaOf(kind, func() *hcl.BodySchema { return schemaFor(kind.Attrs, nil) })
+	content, diags := bodyContent(block.Body, schema)
 	for name, a := range content.Attributes {
 		l.Attrs[name] = a.Expr
 	}
@@ -882,15 +965,18 @@ func (d *decoder) decodeLoad(block *hcl.Block) (*Load, hcl.Diagnostics) {
 func (d *decoder) decodeMetric(block *hcl.Block) (*Metric, hcl.Diagnostics) {
 	m := &Metric{Name: block.Labels[0], DeclRange: block.DefRange}
 	diags := d.checkName("metric", m.Name, block.LabelRanges[0])
-	var attrs []Attr
-	for _, k := range d.lang.Steps {
-		for _, b := range k.Blocks {
-			if b.Type == "metric" {
-				attrs = b.Attrs
+	schema := d.schemaOf("metric", func() *hcl.BodySchema {
+		var attrs []Attr
+		for _, k := range d.lang.Steps {
+			for _, b := range k.Blocks {
+				if b.Type == "metric" {
+					attrs = b.Attrs
+				}
 			}
 		}
-	}
-	content, ds := block.Body.Content(schemaFor(attrs, nil))
+		return schemaFor(attrs, nil)
+	})
+	content, ds := bodyContent(block.Body, schema)
 	diags = append(diags, ds...)
 	re, hasRe := content.Attributes["regex"]
 	js, hasJS := content.Attributes["json"]
@@ -1063,7 +1149,7 @@ func readLimited(path string, max int) ([]byte, error) {
 // launchRef reads attribute name (step, since) of a probe, which must name
 // a launch as step.launch.NAME, and returns its address ("launch.server");
 // what says what the probe does with it, for the message.
-func launchRef(kind, name string, expr hcl.Expression, what string) (string, hcl.Diagnostics) {
+func launchRef(lang *Schema, kind, name string, expr hcl.Expression, what string) (string, hcl.Diagnostics) {
 	tr, ds := hcl.AbsTraversalForExpr(expr)
 	if ds.HasErrors() || len(tr) != 3 || tr.RootName() != "step" {
 		return "", hcl.Diagnostics{{
@@ -1076,7 +1162,7 @@ func launchRef(kind, name string, expr hcl.Expression, what string) (string, hcl
 	k, _ := tr[1].(hcl.TraverseAttr)
 	n, _ := tr[2].(hcl.TraverseAttr)
 	addr := k.Name + "." + n.Name
-	if sk, ok := steps.Lookup(k.Name); k.Name != "" && (!ok || !sk.Launches) {
+	if sk := lang.StepKind(k.Name); k.Name != "" && (sk == nil || !sk.Kind.Launches) {
 		return addr, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid step reference",

@@ -75,12 +75,12 @@ func (c *checker) command(e hcl.Expression, ctx refContext, i int) hcl.Diagnosti
 // sensitiveIn names the first sensitive variable whose value reaches e,
 // directly or through locals ("" when none does).
 func (c *checker) sensitiveIn(e hcl.Expression, seen map[string]bool) string {
-	for _, tr := range e.Variables() {
-		name, ok := attrAt(tr, 1)
-		if !ok {
+	for _, r := range c.analysis.of(e).refs {
+		name := r.Name
+		if name == "" {
 			continue
 		}
-		switch tr.RootName() {
+		switch r.Root {
 		case "var":
 			if v := c.vars[name]; v != nil && v.Sensitive {
 				return "var." + name

@@ -7,7 +7,10 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"lockstep/schema"
 )
 
 // Ref is one reference an expression makes, as Parse found it: which root
@@ -152,29 +155,94 @@ func (rs Refs) names(root string) []string {
 }
 
 // analysis is what Parse learned of the plan's expressions: each one's
-// references, by its range (no two expressions analysed share one), for
-// the checks.
-type analysis map[hcl.Range]Refs
-
-// of returns e's references, analysing it now if it was not (a target's
-// attributes).
-func (a analysis) of(e hcl.Expression) Refs {
-	if rs, ok := a[e.Range()]; ok {
-		return rs
-	}
-	return RefsOf(e)
+// references and function calls, for the checks. Each native-syntax
+// expression is walked once (exprScan) and each distinct reference text
+// read once.
+type analysis struct {
+	native map[hclsyntax.Expression]exprFacts // by identity (each is a pointer)
+	json   map[hcl.Range]exprFacts            // by range: no two expressions analysed share one
+	scan   exprScan
+	// refs holds the references read so far by their source text: a plan
+	// repeats the same few many times, and the same text makes the same
+	// reference, its place aside.
+	refs   map[string]Ref
+	source func(hcl.Range) []byte // the plan's text at a range, nil when elsewhere
 }
 
-func (a analysis) expr(e hcl.Expression) Refs {
+// exprFacts is what one expression reads and calls; calls is nil for an
+// expression in JSON syntax, whose evaluation reports unknown functions.
+type exprFacts struct {
+	refs  Refs
+	calls []*hclsyntax.FunctionCallExpr
+}
+
+// of returns what e reads and calls, analysing it now if it was not (a
+// target's attributes).
+func (a *analysis) of(e hcl.Expression) exprFacts {
+	var f exprFacts
+	var ok bool
+	if se, native := e.(hclsyntax.Expression); native {
+		f, ok = a.native[se]
+	} else {
+		f, ok = a.json[e.Range()]
+	}
+	if ok {
+		return f
+	}
+	return a.facts(e)
+}
+
+// facts analyses e: the one walk of its syntax tree, or of its
+// traversals in JSON syntax.
+func (a *analysis) facts(e hcl.Expression) exprFacts {
+	se, ok := e.(hclsyntax.Expression)
+	if !ok {
+		return exprFacts{refs: RefsOf(e)}
+	}
+	s := a.scan.scan(se)
+	var f exprFacts
+	if len(s.calls) > 0 {
+		f.calls = slices.Clone(s.calls)
+	}
+	if len(s.vars) > 0 {
+		f.refs = make(Refs, 0, len(s.vars))
+		for _, tr := range s.vars {
+			f.refs = f.refs.add(a.ref(tr))
+		}
+	}
+	return f
+}
+
+// ref is refOf(tr), its names shared with every reference of the same
+// source text.
+func (a *analysis) ref(tr hcl.Traversal) Ref {
+	text := a.source(tr.SourceRange())
+	if len(text) == 0 {
+		return refOf(tr)
+	}
+	if r, ok := a.refs[string(text)]; ok {
+		r.Traversal = tr
+		return r
+	}
+	r := refOf(tr)
+	a.refs[string(text)] = r
+	return r
+}
+
+func (a *analysis) expr(e hcl.Expression) Refs {
 	if e == nil {
 		return nil
 	}
-	rs := RefsOf(e)
-	a[e.Range()] = rs
-	return rs
+	f := a.facts(e)
+	if se, native := e.(hclsyntax.Expression); native {
+		a.native[se] = f
+	} else {
+		a.json[e.Range()] = f
+	}
+	return f.refs
 }
 
-func (a analysis) attrs(m map[string]hcl.Expression) map[string]Refs {
+func (a *analysis) attrs(m map[string]hcl.Expression) map[string]Refs {
 	out := make(map[string]Refs, len(m))
 	for name, e := range m {
 		out[name] = a.expr(e)
@@ -182,7 +250,7 @@ func (a analysis) attrs(m map[string]hcl.Expression) map[string]Refs {
 	return out
 }
 
-func (a analysis) condition(c *Condition) {
+func (a *analysis) condition(c *Condition) {
 	c.Refs, c.MessageRefs = a.expr(c.Condition), a.expr(c.ErrorMessage)
 }
 
@@ -190,8 +258,20 @@ func (a analysis) condition(c *Condition) {
 // local, condition, step attribute, probe and load, each step's Reads
 // (everything it reads) and each probe's Reads (the outputs its step
 // reads of it).
-func analyse(p *Plan) analysis {
-	a := analysis{}
+func analyse(p *Plan, source func(hcl.Range) []byte) *analysis {
+	// Sized for the plan: a map grown one insertion at a time copies
+	// itself again and again.
+	n := 2 * len(p.Locals)
+	for _, s := range p.Steps {
+		n += len(s.Attrs) + 2*(len(s.Postconditions)+len(s.AbortIfs))
+		for _, pr := range s.Probes {
+			n += len(pr.Attrs)
+		}
+		if s.Load != nil {
+			n += len(s.Load.Attrs)
+		}
+	}
+	a := &analysis{native: make(map[hclsyntax.Expression]exprFacts, n), json: map[hcl.Range]exprFacts{}, refs: map[string]Ref{}, source: source}
 	for _, v := range p.Variables {
 		for _, c := range v.Validations {
 			a.condition(c)
@@ -206,7 +286,7 @@ func analyse(p *Plan) analysis {
 	return a
 }
 
-func (a analysis) step(s *Step) {
+func (a *analysis) step(s *Step) {
 	s.AttrRefs = map[string]Refs{}
 	var all Refs
 	// Every attribute the step sets, whatever its kind (the constants
@@ -227,7 +307,7 @@ func (a analysis) step(s *Step) {
 	}
 	// What the conditions and progress read of the probes: each probe
 	// gathers only that.
-	checked := s.AttrRefs["progress"]
+	checked := slices.Clip(s.AttrRefs["progress"]) // its own array: checked grows
 	for _, c := range slices.Concat(s.Postconditions, s.AbortIfs) {
 		a.condition(c)
 		checked = checked.union(c.Refs).union(c.MessageRefs)
@@ -253,17 +333,6 @@ func (a analysis) step(s *Step) {
 			p.Reads[r.Attr] = true
 		}
 	}
-}
-
-// refs checks every reference in e against what ctx allows.
-func (c *checker) refs(e hcl.Expression, ctx refContext, stepIdx int) hcl.Diagnostics {
-	var diags hcl.Diagnostics
-	for _, r := range c.analysis.of(e) {
-		if d := c.ref(r.Traversal, ctx, stepIdx); d != nil {
-			diags = append(diags, d)
-		}
-	}
-	return diags
 }
 
 func attrAt(tr hcl.Traversal, i int) (string, bool) {
@@ -354,7 +423,9 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 		if attr, ok := attrAt(tr, 3); ok && k.Output(attr) == nil {
 			return errd("Unsupported attribute", c.outputsDetail(article(kind)+" "+kind+" step", attr, k.Self))
 		} else if attr == "metrics" {
-			return c.metricRef(tr, 4, c.plan.Steps[idx], "step."+addr, errd)
+			return c.metricRef(tr, 4, c.plan.Steps[idx], "step."+addr, false, errd)
+		} else if i, ok := levelMetrics(tr, 3); ok {
+			return c.metricRef(tr, i, c.plan.Steps[idx], "step."+addr, true, errd)
 		}
 	case "self":
 		if step == nil {
@@ -380,7 +451,10 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 			return errd("Unsupported attribute", c.outputsDetail(article(step.Kind)+" "+step.Kind+" step", attr, k.Self))
 		}
 		if attr == "metrics" {
-			return c.metricRef(tr, 2, step, "self", errd)
+			return c.metricRef(tr, 2, step, "self", false, errd)
+		}
+		if i, ok := levelMetrics(tr, 1); ok {
+			return c.metricRef(tr, i, step, "self", true, errd)
 		}
 	case "probe":
 		name, ok := attrAt(tr, 1)
@@ -421,6 +495,60 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 	return nil
 }
 
+// levelMetrics finds where tr names a level's metric, tr[at] being the
+// step's attribute: levels[N].metrics.NAME (a splat, levels[*], comes as
+// an index from splatRefs) or best.metrics.NAME; i is NAME's place.
+func levelMetrics(tr hcl.Traversal, at int) (i int, ok bool) {
+	attr, _ := attrAt(tr, at)
+	switch attr {
+	case "levels":
+		if len(tr) > at+1 {
+			if _, idx := tr[at+1].(hcl.TraverseIndex); idx {
+				if m, _ := attrAt(tr, at+2); m == "metrics" {
+					return at + 3, true
+				}
+			}
+		}
+	case "best":
+		if m, _ := attrAt(tr, at+1); m == "metrics" {
+			return at + 2, true
+		}
+	}
+	return 0, false
+}
+
+// splatRefs checks what splats read of each element where refs sees only
+// the list: self.levels[*].metrics.NAME is checked as
+// self.levels[0].metrics.NAME would be.
+func (c *checker) splatRefs(e hcl.Expression, ctx refContext, stepIdx int) hcl.Diagnostics {
+	n, ok := e.(hclsyntax.Node)
+	if !ok {
+		return nil
+	}
+	var diags hcl.Diagnostics
+	hclsyntax.VisitAll(n, func(n hclsyntax.Node) hcl.Diagnostics {
+		sp, ok := n.(*hclsyntax.SplatExpr)
+		if !ok {
+			return nil
+		}
+		src, ok1 := sp.Source.(*hclsyntax.ScopeTraversalExpr)
+		each, ok2 := sp.Each.(*hclsyntax.RelativeTraversalExpr)
+		if !ok1 || !ok2 {
+			return nil
+		}
+		if _, ok := each.Source.(*hclsyntax.AnonSymbolExpr); !ok {
+			return nil
+		}
+		tr := append(slices.Clone(src.Traversal), hcl.TraverseIndex{Key: cty.NumberIntVal(0), SrcRange: sp.MarkerRange})
+		tr = append(tr, each.Traversal...)
+		if d := c.ref(tr, ctx, stepIdx); d != nil {
+			diags = append(diags, d)
+		}
+		return nil
+	})
+	return diags
+}
+
 // repeatFields are what a metric of a benchmark with repeat = N (N > 1)
 // holds, as runner's metricsValue makes it.
 var repeatFields = []string{"values", "median", "min", "max", "stddev"}
@@ -430,12 +558,15 @@ var repeatFields = []string{"values", "median", "min", "max", "stddev"}
 // are its metric blocks, a load's the names its kind reports
 // (LoadKind.Metrics); with repeat = N (N > 1) each is an object of
 // repeatFields, else a number. what is how tr names the step ("self").
-func (c *checker) metricRef(tr hcl.Traversal, i int, s *Step, what string, errd func(string, string) *hcl.Diagnostic) *hcl.Diagnostic {
+func (c *checker) metricRef(tr hcl.Traversal, i int, s *Step, what string, level bool, errd func(string, string) *hcl.Diagnostic) *hcl.Diagnostic {
 	name, ok := traversalKey(tr, i)
 	if !ok || s.Kind != "benchmark" {
 		return nil // read whole, or by a key known only when it runs
 	}
 	ref := what + ".metrics." + name
+	if level {
+		ref = traversalText(tr[:i+1])
+	}
 	bench := "This benchmark"
 	if what != "self" {
 		bench = fmt.Sprintf("%s (at %s)", what, where(s.DeclRange))
@@ -447,8 +578,8 @@ func (c *checker) metricRef(tr hcl.Traversal, i int, s *Step, what string, errd 
 		if k == nil {
 			return nil // the unknown kind is reported already
 		}
-		names := k.MetricNames()
-		if !slices.Contains(names, name) {
+		if !slices.ContainsFunc(k.Metrics, func(m schema.Metric) bool { return m.Name == name }) {
+			names := k.MetricNames()
 			return errd("Unknown metric",
 				fmt.Sprintf("A load %q reports no metric %q.%s Its metrics are %s.", s.Load.Kind, name, didYouMean(name, names), strings.Join(names, ", ")))
 		}
@@ -469,6 +600,8 @@ func (c *checker) metricRef(tr hcl.Traversal, i int, s *Step, what string, errd 
 	switch {
 	case len(tr) <= i+1:
 		return nil
+	case level:
+		return errd("Unsupported attribute", fmt.Sprintf("%s is a number: each level of a sweep runs once. Compare it as it is.", ref))
 	case s.Repeat > 1 && ok && !slices.Contains(repeatFields, field):
 		return errd("Unsupported attribute",
 			fmt.Sprintf("With repeat = %d, %s holds %s, not %q.%s", s.Repeat, ref, joinAnd(repeatFields), field, didYouMean(field, repeatFields)))

@@ -204,6 +204,10 @@ func (e *stepEnv) SetMetrics(metrics map[string]float64, stats map[string]events
 	e.s.metrics, e.s.stats = metrics, stats
 }
 
+func (e *stepEnv) SetLevels(levels []events.Level, best *int) {
+	e.s.levels, e.s.best = levels, best
+}
+
 // RecordLoad: a note, a request's error and a sample answer may quote
 // an input; a sample is guarded before it is cut, so no part of a secret
 // is left to show.
@@ -217,7 +221,7 @@ func (e *stepEnv) RecordLoad(res loads.Result) {
 	}
 	for _, rq := range res.Requests {
 		s.requests = append(s.requests, events.Request{
-			StartMS: ms(rq.Start), Status: rq.Status, Error: s.inputs.text(rq.Error), TTFTMS: ms(rq.TTFT), E2EMS: ms(rq.E2E),
+			Level: rq.Level, StartMS: ms(rq.Start), Status: rq.Status, Error: s.inputs.text(rq.Error), TTFTMS: ms(rq.TTFT), E2EMS: ms(rq.E2E),
 			InputTokens: rq.InputTokens, OutputTokens: rq.OutputTokens,
 		})
 	}

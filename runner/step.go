@@ -79,6 +79,8 @@ type stepRun struct {
 	stats    map[string]events.MetricStats
 	notes    map[string]string
 	requests []events.Request
+	levels   []events.Level    // a sweep's or a search's
+	best     *int              // the best of levels
 	load     map[string]string // a load's decoded config, as the record keeps it (recordedConfig)
 	// inputs redacts the step's errors: its action's sensitive inputs,
 	// then the guard; probeInputs the same for each probe.
@@ -193,6 +195,7 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 			out.Notes = s.notes
 		}
 		out.Requests = s.requests
+		out.Levels, out.Best = s.levels, s.best
 		out.Load = s.load
 		out.Left = s.left
 		if s.cfg != nil {
@@ -347,7 +350,38 @@ func (s *stepRun) selfValues() map[string]cty.Value {
 	if len(s.metrics) > 0 || len(s.stats) > 0 {
 		self["metrics"] = metricsValue(s.metrics, s.stats)
 	}
+	if len(s.levels) > 0 {
+		self["levels"] = levelsValue(s.levels)
+		self["best"] = cty.NullVal(cty.DynamicPseudoType)
+		if s.best != nil {
+			self["best"] = levelValue(s.levels[*s.best])
+		}
+	}
 	return self
+}
+
+// levelsValue is self.levels: each level as {concurrency, rate, metrics,
+// good}, a tuple, since levels may report different metrics (a
+// percentile absent where nothing succeeded).
+func levelsValue(levels []events.Level) cty.Value {
+	vals := make([]cty.Value, len(levels))
+	for i, l := range levels {
+		vals[i] = levelValue(l)
+	}
+	return cty.TupleVal(vals)
+}
+
+func levelValue(l events.Level) cty.Value {
+	good := cty.NullVal(cty.Bool)
+	if l.Good != nil {
+		good = cty.BoolVal(*l.Good)
+	}
+	return cty.ObjectVal(map[string]cty.Value{
+		"concurrency": cty.NumberIntVal(int64(l.Concurrency)),
+		"rate":        cty.NumberFloatVal(l.Rate),
+		"metrics":     metricsValue(l.Metrics, nil),
+		"good":        good,
+	})
 }
 
 // metricsValue is self.metrics: NAME -> number, or for a repeated

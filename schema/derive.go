@@ -36,6 +36,7 @@ type field struct {
 	index    []int // reflect's FieldByIndex: through embedded structs
 	attr     Attr
 	explicit bool // the default tag gives the shown default
+	value    bool // a Value (on its pointer): it decodes itself
 }
 
 // fields reads the tags of a config struct type:
@@ -113,7 +114,7 @@ func readFields(t reflect.Type) ([]field, error) {
 		a.Type = typ
 		def, explicit := f.Tag.Lookup("default")
 		a.Default = def
-		out = append(out, field{index: []int{i}, attr: a, explicit: explicit})
+		out = append(out, field{index: []int{i}, attr: a, explicit: explicit, value: reflect.PointerTo(f.Type).Implements(valueType)})
 	}
 	return out, nil
 }
@@ -291,16 +292,20 @@ func Decode(vals map[string]cty.Value, cfg any) error {
 		if !ok || v.IsNull() || !v.IsWhollyKnown() {
 			continue
 		}
-		v, _ = v.UnmarkDeep()
-		if err := set(rv.Elem().FieldByIndex(f.index), v); err != nil {
+		if v.Type().IsPrimitiveType() {
+			v, _ = v.Unmark() // only its top can be marked: no walk
+		} else {
+			v, _ = v.UnmarkDeep()
+		}
+		if err := set(rv.Elem().FieldByIndex(f.index), f.value, v); err != nil {
 			errs = append(errs, &AttrError{Attr: f.attr.Name, Err: err})
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func set(dst reflect.Value, v cty.Value) error {
-	if dst.Addr().Type().Implements(valueType) {
+func set(dst reflect.Value, value bool, v cty.Value) error {
+	if value {
 		return dst.Addr().Interface().(Value).SetCty(v)
 	}
 	if dst.Type() == ctyValueType {

@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"time"
 
@@ -49,6 +50,8 @@ func benchmarkKind() Kind {
 		},
 		Self: []schema.Output{
 			{Name: "metrics", Type: cty.DynamicPseudoType, Doc: "NAME -> number; with repeat, NAME -> {values, median, min, max, stddev}"},
+			{Name: "levels", Type: cty.DynamicPseudoType, Doc: "a sweep's levels (concurrency or rate a list) or a goodput search's probes, in order: each {concurrency, rate, metrics, good}; metrics is then the last level's"},
+			{Name: "best", Type: cty.DynamicPseudoType, Doc: "of levels, the one with the most of the load's throughput (http: requests_per_s, openai: output_tokens_per_s), or the highest rate a search found good; null when none"},
 			{Name: "exit_code", Type: cty.Number, Doc: "the command's exit status (0 for a load)"},
 			{Name: "stdout", Type: cty.String, Doc: "the command's standard output"},
 		},
@@ -142,6 +145,9 @@ func (c *BenchmarkConfig) Act(ctx context.Context, env Env) error {
 // runs' summary, as a command benchmark's (keepRuns).
 func (c *BenchmarkConfig) runLoad(ctx context.Context, env Env, l Load) error {
 	env.Emit(events.Action{Command: fmt.Sprintf("load %q against %s", l.Kind, l.URL)})
+	if loads.Swept(l.Config) {
+		return c.runLevels(ctx, env, l.Config)
+	}
 	runs := int(c.Repeat)
 	values := map[string][]float64{}
 	for i := range runs {
@@ -171,6 +177,52 @@ func (c *BenchmarkConfig) runLoad(ctx context.Context, env Env, l Load) error {
 	}
 	if runs > 1 {
 		keepRuns(env, values, runs)
+	}
+	return nil
+}
+
+// runLevels runs a sweep's levels, or a goodput search's probes, one
+// after another (loads.RunLevels), keeping each level's metrics; the
+// step's metrics are the last level's, with the search's answer. Cut
+// short, the levels that ended are kept and the one that was running as
+// far as it got, marked partial.
+func (c *BenchmarkConfig) runLevels(ctx context.Context, env Env, l loads.Config) error {
+	if c.Repeat > 1 {
+		return fmt.Errorf("repeat = %d with a sweep: a sweep runs each of its levels once; repeat a single level, or compare sweeps across attempts", c.Repeat)
+	}
+	lv, err := loads.RunLevels(ctx, l, env.Target().Dial, func(p loads.LevelProgress) {
+		env.Progress(events.Progress{
+			Elapsed: p.Elapsed, Done: p.Done, Errors: p.Errors, Rate: p.Rate,
+			LastLine: fmt.Sprintf("level %d: %s", p.Index+1, p.Level),
+		})
+	}, nil)
+	levels := make([]events.Level, len(lv.Levels))
+	for i, lr := range lv.Levels {
+		levels[i] = events.Level{Concurrency: lr.Level.Concurrency, Rate: lr.Level.Rate, Metrics: lr.Result.Metrics, Good: lr.Good}
+		env.RecordLoad(lr.Result)
+	}
+	if err != nil && ctx.Err() != nil && len(levels) > 0 {
+		levels[len(levels)-1].Partial = true
+	}
+	var best *int
+	if lv.Best >= 0 && lv.Best < len(levels) {
+		best = &lv.Best
+	}
+	env.SetLevels(levels, best)
+	if len(levels) > 0 {
+		// The last level's metrics, which the search's answer joins.
+		metrics := maps.Clone(levels[len(levels)-1].Metrics)
+		maps.Copy(metrics, lv.Metrics)
+		env.SetMetrics(metrics, nil)
+	}
+	if lv.Notes != nil {
+		env.RecordLoad(loads.Result{Notes: lv.Notes})
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("load: %w", err)
 	}
 	return nil
 }

@@ -75,6 +75,10 @@ type Env interface {
 	// stats are each metric's spread over a repeated action's runs (nil
 	// when it ran once; metrics then hold the medians).
 	SetMetrics(metrics map[string]float64, stats map[string]events.MetricStats)
+	// SetLevels sets a sweep's levels (or a goodput search's probes), in
+	// the order they ran, and the index of the best (nil: none is):
+	// self.levels and self.best, and the record's.
+	SetLevels(levels []events.Level, best *int)
 	// RecordLoad keeps in the step's record what a load run tells beyond
 	// its metrics: notes, sample answers and each measured request,
 	// redacted.

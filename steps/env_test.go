@@ -80,6 +80,8 @@ func (e *env) SetMetrics(m map[string]float64, stats map[string]events.MetricSta
 	e.kept, e.stats = m, stats
 }
 
+func (e *env) SetLevels(levels []events.Level, best *int) {}
+
 func TestRunActsThroughItsEnv(t *testing.T) {
 	e := newEnv(t)
 	e.shown["command"] = "echo out; echo err >&2; exit 3 # as shown"

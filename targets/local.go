@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -39,6 +40,11 @@ type Local struct {
 
 	mu       sync.Mutex
 	launched map[int]*localLaunch // by pid
+
+	// scanMu guards ages, the processes the last scans saw (scan).
+	scanMu sync.Mutex
+	ages   map[int]procAge
+	agesAt time.Time // when a scan last read every process
 }
 
 var _ Target = (*Local)(nil)
@@ -72,9 +78,9 @@ const localRunWaitDelay = 2 * time.Second
 func (l *Local) Name() string { return "local" }
 
 // Run runs c.Line with /bin/sh -c in a session (so a process group) of
-// its own, stdin from /dev/null, marked as Start marks a launch: the
-// command runs behind the same gate, so it and everything it starts carry
-// Result.Mark from its first instruction, and Members finds what it left
+// its own, stdin from /dev/null, marked as Start marks a launch
+// (startMarked), so it and everything it starts carry Result.Mark from
+// its first instruction, and Members finds what it left
 // running once it has exited. When ctx ends, the shell's group is killed
 // (SIGKILL), then every process carrying the mark (SIGTERM, SIGKILL): a
 // child that moved to a session of its own (setsid) or was orphaned by a
@@ -93,15 +99,10 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 	if err != nil {
 		return Result{ExitCode: -1}, fmt.Errorf("run: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", localGate, localGateName)
-	cmd.Env = localEnviron(gateEnv(c, mark))
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", c.Line)
+	cmd.Env = localEnviron(markedEnv(c, mark))
 	cmd.Dir = c.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	g, err := newMarkGate(cmd)
-	if err != nil {
-		return Result{ExitCode: -1}, fmt.Errorf("run: %w", err)
-	}
-	defer g.close()
 	cmd.Cancel = func() error {
 		// The shell leads its group (Setsid), so -pid is the group; then
 		// by the mark, for what left the group.
@@ -115,18 +116,14 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := startMarked(cmd, mark); err != nil {
 		return Result{ExitCode: -1}, fmt.Errorf("run: %w", err)
 	}
-	// The gate holds the shell until released: its stat is there to read.
+	// Not reaped before Wait: its stat is there to read, if only as a
+	// zombie's.
 	var started uint64
 	if st, err := readLocalStat(cmd.Process.Pid); err == nil {
 		started = st.StartTime
-	}
-	if err := g.release(cmd.Process.Pid, mark); err != nil {
-		_ = cmd.Cancel()
-		_ = cmd.Wait()
-		return Result{ExitCode: -1, Mark: mark, Started: started}, fmt.Errorf("run: %w", err)
 	}
 	err = cmd.Wait()
 	res := Result{Stdout: stdout.b, Stderr: stderr.b, Duration: time.Since(start), ExitCode: -1, Mark: mark, Started: started}
@@ -154,13 +151,11 @@ const localRunStopWait = 10 * time.Second
 // the process to lockstep: no pipe, no controlling terminal, no
 // parent-death signal, so it outlives lockstep when nobody stops it.
 //
-// The shell first waits on a pipe while lockstep sets its mark limit
-// (prlimit), then execs /bin/sh -c c.Line in place: the command runs
-// marked from its first instruction, under the pid Start returns.
+// The shell carries the mark from its first instruction (startMarked),
+// under the pid Start returns.
 //
-// Process.Command is /proc's command line once the command's shell runs;
-// it is the shell's or, when the shell has already exec'd a simple
-// command, that command's. Start returns once the process exists, whether
+// Process.Command is /proc's command line as Start returns: the shell's
+// or, when the shell has already exec'd a simple command, that command's. Start returns once the process exists, whether
 // or not the command will be found: a missing command shows as an exit
 // (127) in Inspect.
 func (l *Local) Start(ctx context.Context, c Command, log string) (Process, error) {
@@ -198,37 +193,27 @@ func (l *Local) Start(ctx context.Context, c Command, log string) (Process, erro
 	}
 	defer in.Close()
 	// Not CommandContext: ctx bounds the start, not the process's life.
-	cmd := exec.Command("/bin/sh", "-c", localGate, localGateName)
-	cmd.Env = localEnviron(gateEnv(c, mark))
+	cmd := exec.Command("/bin/sh", "-c", c.Line)
+	cmd.Env = localEnviron(markedEnv(c, mark))
 	cmd.Dir = c.Dir
 	// Files, not writers: the child gets the descriptors themselves and
 	// no goroutine of ours copies its output.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	g, err := newMarkGate(cmd)
-	if err != nil {
-		return Process{}, fmt.Errorf("start: %w", err)
-	}
-	defer g.close()
-	if err := cmd.Start(); err != nil {
+	if err := startMarked(cmd, mark); err != nil {
 		return Process{}, fmt.Errorf("start: %w", err)
 	}
 	pid := cmd.Process.Pid
-	fail := func(err error) (Process, error) {
+	// Until Wait below, the child cannot be reaped, so its /proc entry is
+	// there even if it has already exited. Start has returned once the
+	// shell was exec'd: its command line is the command's.
+	st, cmdline, err := readLocalProc(pid)
+	if err != nil {
+		// It may have started children already; they carry the mark.
+		_ = l.Stop(context.WithoutCancel(ctx), Process{PID: pid, PGID: pid, Mark: mark}, 0)
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		return Process{}, fmt.Errorf("start: %w", err)
-	}
-	if err := g.release(pid, mark); err != nil {
-		return fail(err)
-	}
-	// Until Wait below, the child cannot be reaped, so its /proc entry is
-	// there even if it has already exited.
-	st, cmdline, err := readLocalExec(ctx, pid)
-	if err != nil {
-		// Released: it may have started children already; they carry the mark.
-		_ = l.Stop(context.WithoutCancel(ctx), Process{PID: pid, PGID: pid, Mark: mark}, 0)
-		return fail(fmt.Errorf("read the new process: %w", err))
+		return Process{}, fmt.Errorf("start: read the new process: %w", err)
 	}
 	ln := &localLaunch{startTime: st.StartTime, done: make(chan struct{})}
 	l.mu.Lock()
@@ -273,94 +258,61 @@ func createLog(path string) (*os.File, error) {
 	return os.OpenFile(path, flags, 0o644)
 }
 
-// gateEnv is the environment of a marked command's gate: the command
-// line (which the gate takes out before it execs the command's shell),
-// the mark, and c.Env.
-func gateEnv(c Command, mark string) map[string]string {
-	env := map[string]string{localCommandEnv: c.Line, markEnv(mark): "1"}
+// markedEnv is the environment of a marked command: the mark and c.Env.
+func markedEnv(c Command, mark string) map[string]string {
+	env := map[string]string{markEnv(mark): "1"}
 	maps.Copy(env, c.Env)
 	return env
 }
 
-// markGate holds a command (cmd, /bin/sh -c localGate) on a pipe at its
-// fd 3 until release has marked it: Start's and Run's processes carry
-// their mark from their first instruction.
-type markGate struct {
-	r, w *os.File
-}
+// forkMu is held while lockstep carries a command's mark itself
+// (startMarked), and by whatever else of this package starts a process
+// on this machine, which would inherit the mark if it forked then.
+var forkMu sync.Mutex
 
-// newMarkGate gives cmd the gate's pipe; call before cmd.Start.
-func newMarkGate(cmd *exec.Cmd) (*markGate, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	cmd.ExtraFiles = []*os.File{r} // fd 3
-	return &markGate{r: r, w: w}, nil
-}
-
-// release sets the mark limit of the gate's process pid, started since,
-// and lets it run the command.
-func (g *markGate) release(pid int, mark string) error {
-	g.r.Close() // the child has its own copy
+// startMarked starts cmd marked from its first instruction with mark's
+// RLIMIT_RTTIME soft limit: lockstep takes the limit itself for the
+// moment of the fork (a child inherits its parent's limits, as every
+// process the command starts then inherits its), and puts its own back
+// once the child exists. Nothing runs before the command is marked, and
+// no shell stands between lockstep and the command's: one exec, not two.
+// The limit limits nothing (see markLimitBase), in lockstep as in the
+// command. A hard limit below the mark (set by whoever started lockstep)
+// leaves the command marked by its environment, group and session alone.
+func startMarked(cmd *exec.Cmd, mark string) error {
 	lim, _ := markLimit(mark)
-	var old unix.Rlimit
-	if err := unix.Prlimit(pid, unix.RLIMIT_RTTIME, nil, &old); err != nil {
-		return fmt.Errorf("read the new process's limits: %w", err)
+	forkMu.Lock()
+	defer forkMu.Unlock()
+	var own unix.Rlimit
+	if err := unix.Prlimit(0, unix.RLIMIT_RTTIME, nil, &own); err != nil {
+		return fmt.Errorf("read lockstep's limits: %w", err)
 	}
-	// A hard limit below the mark (set by whoever started lockstep) leaves
-	// the process marked by its environment, group and session alone.
-	if old.Max >= lim {
-		if err := unix.Prlimit(pid, unix.RLIMIT_RTTIME, &unix.Rlimit{Cur: lim, Max: old.Max}, nil); err != nil {
-			return fmt.Errorf("mark the new process: %w", err)
+	if own.Max < lim {
+		return cmd.Start()
+	}
+	if err := unix.Prlimit(0, unix.RLIMIT_RTTIME, &unix.Rlimit{Cur: lim, Max: own.Max}, nil); err != nil {
+		return fmt.Errorf("mark the new process: %w", err)
+	}
+	err := cmd.Start()
+	if rerr := unix.Prlimit(0, unix.RLIMIT_RTTIME, &own, nil); rerr != nil {
+		// Lowering a soft limit within its hard limit is always allowed;
+		// if it were not, the command would not run beside a mark it
+		// cannot be told from.
+		if err == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
 		}
+		return errors.Join(err, fmt.Errorf("take back lockstep's own limit: %w", rerr))
 	}
-	if _, err := g.w.Write([]byte("go\n")); err != nil {
-		return fmt.Errorf("release the new process: %w", err)
-	}
-	return g.w.Close()
+	return err
 }
 
-func (g *markGate) close() {
-	g.r.Close()
-	g.w.Close()
-}
-
-// localGate is the first shell of a launch or a run: it waits until
-// lockstep has set its mark, then becomes the command's shell. The
-// command comes in the environment and leaves it before the exec, so
-// that the command line /proc shows, and a process probe matches, is the
-// command's alone.
-const localGate = `IFS= read -r _ <&3 || exit 126
-exec 3<&-
-c=$` + localCommandEnv + `
-unset ` + localCommandEnv + `
-exec /bin/sh -c "$c"`
-
-// localGateName is the gate's $0, by which readLocalExec knows it has
-// not yet exec'd the command's shell.
-const localGateName = "lockstep-gate"
-
-// localCommandEnv carries the command line to the gate.
-const localCommandEnv = "LOCKSTEP_COMMAND"
-
-// localExecWait bounds how long Start waits for the gate to exec the
-// command's shell (microseconds, unless the machine is swamped).
-const localExecWait = 2 * time.Second
-
-// readLocalExec reads the new process once the gate has exec'd the
-// command's shell (or exited), so Process.Command is the command's.
-func readLocalExec(ctx context.Context, pid int) (procStat, []byte, error) {
-	deadline := time.Now().Add(localExecWait)
-	for {
-		st, cmdline, err := readLocalProc(pid)
-		// Mid-exec the command line reads empty for a moment.
-		execd := len(cmdline) > 0 && !bytes.Contains(cmdline, []byte(localGateName))
-		if err != nil || st.Zombie() || execd || time.Now().After(deadline) || ctx.Err() != nil {
-			return st, cmdline, err
-		}
-		time.Sleep(time.Millisecond)
-	}
+// startUnmarked starts cmd, not marked: never while lockstep carries a
+// mark for a command of its own.
+func startUnmarked(cmd *exec.Cmd) error {
+	forkMu.Lock()
+	defer forkMu.Unlock()
+	return cmd.Start()
 }
 
 // localReapWait bounds how long Inspect waits for our reaper to collect a
@@ -439,7 +391,7 @@ const localStopPoll = 20 * time.Millisecond
 // already showed the mark, its environment (readable for our own user's
 // processes, or every process when root).
 func (l *Local) Members(ctx context.Context, p Process) ([]ProcessInfo, error) {
-	scan, err := scanLocal(ctx, p.Mark, p.StartTime)
+	scan, err := l.scan(ctx, p.Mark, p.StartTime)
 	if err != nil {
 		return nil, fmt.Errorf("members of pid %d: %w", p.PID, err)
 	}
@@ -455,41 +407,204 @@ func (l *Local) Members(ctx context.Context, p Process) ([]ProcessInfo, error) {
 	return ms, nil
 }
 
-// scanLocal reads every process's stat and whether it carries mark. A
-// process that started before since (the launch's first process) cannot
-// carry it, and its limits and environment are not read: most of the
-// machine's processes, and most of a scan's cost.
-func scanLocal(ctx context.Context, mark string, since uint64) ([]procSeen, error) {
+// scan reads, for every process that started at or after since, its
+// stat and whether it carries mark. A process that started before since
+// (the launch's first process) is left out: it cannot carry the mark,
+// and it can be in none of the launch's groups or sessions (the launch's
+// first process leads a session of its own, and a process joins neither
+// another session nor a group outside its own), nor descend from one of
+// its processes (a parent is older than its child, and an orphan goes to
+// an ancestor). Which processes are older is known without reading them
+// again (ages): a process keeps the identity getdents gives its /proc
+// directory for its life, so a look for what a run step's command left
+// reads the files of the processes started since, not the machine's
+// every one.
+func (l *Local) scan(ctx context.Context, mark string, since uint64) ([]procSeen, error) {
 	lim, limited := markLimit(mark)
+	d, err := openProcDir()
+	if err != nil {
+		return nil, err
+	}
+	defer d.close()
+	ents, err := d.list()
+	if err != nil {
+		return nil, err
+	}
+	l.scanMu.Lock()
+	defer l.scanMu.Unlock()
+	now := time.Now()
+	known := l.ages
+	if now.Sub(l.agesAt) > procAgesFor {
+		known, l.agesAt = nil, now
+	}
+	ages := make(map[int]procAge, len(ents))
 	var out []procSeen
-	err := eachLocalProcess(func(pid int) error {
+	for _, e := range ents {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
-		st, err := readLocalStat(pid)
+		if a, ok := known[e.pid]; ok && a.ino == e.ino && a.start < since {
+			ages[e.pid] = a
+			continue
+		}
+		b, err := d.read(e.pid, "stat")
 		if err != nil {
-			return nil // gone meanwhile
+			continue // gone meanwhile
+		}
+		st, err := parseStat(b)
+		if err != nil {
+			continue
+		}
+		if e.ino > 1 { // 1: the kernel could not make the directory's inode
+			ages[e.pid] = procAge{ino: e.ino, start: st.StartTime}
+		}
+		if st.StartTime < since {
+			continue
 		}
 		s := procSeen{stat: st, command: procCommand(nil, st.Comm)}
-		if st.StartTime < since {
-			out = append(out, s)
-			return nil
-		}
-		dir := filepath.Join(localProcRoot, strconv.Itoa(pid))
 		if limited {
-			if b, err := os.ReadFile(filepath.Join(dir, "limits")); err == nil {
+			if b, err := d.read(e.pid, "limits"); err == nil {
 				s.marked = limitsMarked(b, lim)
 			}
 		}
 		if !s.marked && mark != "" {
-			if b, err := os.ReadFile(filepath.Join(dir, "environ")); err == nil {
+			if b, err := d.read(e.pid, "environ"); err == nil {
 				s.marked = environMarked(b, mark)
 			}
 		}
 		out = append(out, s)
-		return nil
-	})
-	return out, err
+	}
+	l.ages = ages
+	return out, nil
+}
+
+// procAge is a process as a scan last saw it: the inode number of its
+// /proc directory and its start time. The kernel gives a /proc/PID
+// directory a fresh inode number when it makes it (and drops it when
+// the process exits), so the same pid under the same number is the same
+// process.
+type procAge struct{ ino, start uint64 }
+
+// procAgesFor is how long a scan trusts the ages of earlier ones before
+// it reads every process again: the inode numbers come from a 32-bit
+// counter the kernel shares among pipes, sockets and /proc, which cannot
+// come round to the same number for the same pid in that time.
+const procAgesFor = 10 * time.Second
+
+// procDir reads the small files of /proc/PID through one descriptor of
+// /proc and one buffer: an openat, a read and a close for a stat, where
+// os.ReadFile also makes the poller's fcntl and epoll_ctl, an fstat and a
+// second read, and allocates the file and its contents.
+type procDir struct {
+	fd  int
+	buf []byte
+}
+
+func openProcDir() (*procDir, error) {
+	fd, err := unix.Open(localProcRoot, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", localProcRoot, err)
+	}
+	return &procDir{fd: fd, buf: make([]byte, 4096)}, nil
+}
+
+func (d *procDir) close() { unix.Close(d.fd) }
+
+// procEntry is a process's directory in /proc: its pid and the inode
+// number getdents gives it.
+type procEntry struct {
+	pid int
+	ino uint64
+}
+
+// list lists the processes of /proc by pid, with their directories'
+// inode numbers (which os.File.ReadDir does not give).
+func (d *procDir) list() ([]procEntry, error) {
+	var out []procEntry
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := unix.Getdents(d.fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", localProcRoot, err)
+		}
+		if n <= 0 {
+			break
+		}
+		// struct linux_dirent64: ino (8 bytes), off (8), reclen (2),
+		// type (1), then the name, NUL-terminated.
+		for b := buf[:n]; len(b) >= 19; {
+			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+			if reclen < 19 || reclen > len(b) {
+				return nil, fmt.Errorf("list %s: a directory entry of %d bytes", localProcRoot, reclen)
+			}
+			name := b[19:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			if pid, err := strconv.Atoi(string(name)); err == nil && pid > 0 {
+				out = append(out, procEntry{pid: pid, ino: binary.NativeEndian.Uint64(b[0:8])})
+			}
+			b = b[reclen:]
+		}
+	}
+	slices.SortFunc(out, func(a, b procEntry) int { return a.pid - b.pid })
+	return out, nil
+}
+
+// read returns /proc/PID/name, valid until the next read. A process gone
+// (before the open or during the read) gives an error wrapping
+// fs.ErrNotExist.
+func (d *procDir) read(pid int, name string) ([]byte, error) {
+	fd, err := unix.Openat(d.fd, strconv.Itoa(pid)+"/"+name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	for err == unix.EINTR {
+		fd, err = unix.Openat(d.fd, strconv.Itoa(pid)+"/"+name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return nil, procErr(pid, name, err)
+	}
+	defer unix.Close(fd)
+	b, err := readProcFD(fd, &d.buf, name == "stat")
+	if err != nil {
+		return nil, procErr(pid, name, err)
+	}
+	return b, nil
+}
+
+// readProcFD reads the /proc file open at fd to its end into *buf (grown
+// as needed). A stat (line) is one line the kernel writes whole: a read
+// that did not fill the buffer and ends the line has it all, without the
+// second read that would return 0.
+func readProcFD(fd int, buf *[]byte, line bool) ([]byte, error) {
+	n := 0
+	for {
+		if n == len(*buf) {
+			*buf = append(*buf, make([]byte, len(*buf))...)
+		}
+		b := *buf
+		m, err := unix.Read(fd, b[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		n += m
+		if m == 0 || (line && n < len(b) && n > 0 && b[n-1] == '\n') {
+			return b[:n], nil
+		}
+	}
+}
+
+// procErr is the error of reading /proc/PID/name: fs.ErrNotExist for a
+// process that is gone (ENOENT before the open, ESRCH after it).
+func procErr(pid int, name string, err error) error {
+	if err == unix.ENOENT || err == unix.ESRCH {
+		return fmt.Errorf("pid %d: %w", pid, fs.ErrNotExist)
+	}
+	return fmt.Errorf("read %s/%d/%s: %w", localProcRoot, pid, name, err)
 }
 
 // Stop ends every member of the launch p: SIGTERM and SIGCONT (a stopped
@@ -996,15 +1111,22 @@ func eachLocalProcess(fn func(pid int) error) error {
 }
 
 // readLocalStat reads and parses /proc/PID/stat; a process that is gone gives
-// an error wrapping fs.ErrNotExist.
+// an error wrapping fs.ErrNotExist. It reads as a scan does (procDir's
+// three system calls, not os.ReadFile's seven): Run reads its shell's,
+// Inspect a launch's at every look.
 func readLocalStat(pid int) (procStat, error) {
-	b, err := os.ReadFile(filepath.Join(localProcRoot, strconv.Itoa(pid), "stat"))
+	fd, err := unix.Open(filepath.Join(localProcRoot, strconv.Itoa(pid), "stat"), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	for err == unix.EINTR {
+		fd, err = unix.Open(filepath.Join(localProcRoot, strconv.Itoa(pid), "stat"), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	}
 	if err != nil {
-		// ESRCH: the process died between open and read.
-		if errors.Is(err, syscall.ESRCH) {
-			return procStat{}, fmt.Errorf("pid %d: %w", pid, fs.ErrNotExist)
-		}
-		return procStat{}, err
+		return procStat{}, procErr(pid, "stat", err)
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 1024)
+	b, err := readProcFD(fd, &buf, true)
+	if err != nil {
+		return procStat{}, procErr(pid, "stat", err)
 	}
 	return parseStat(b)
 }

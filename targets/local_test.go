@@ -208,6 +208,38 @@ func TestLocalRunCancelKillsPipeline(t *testing.T) {
 // session of its own, orphaned by a double fork or with its environment
 // emptied, is found by the mark Run returns, and stopped by it; another
 // run's leftover is not among them.
+// The look a run step makes (Result.Owned: what started since the
+// command) finds what the command left in a session of its own with an
+// emptied environment, also when earlier looks of the same target have
+// read, and kept the ages of, every other process; and it finds nothing
+// where nothing was left.
+func TestLocalRunLeftoversAfterEarlierLooks(t *testing.T) {
+	l := NewLocal()
+	ctx := localTestContext(t)
+	for range 3 {
+		res, err := l.Run(ctx, Command{Line: "true"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ms, err := l.Members(ctx, res.Owned()); err != nil || len(ms) != 0 {
+			t.Fatalf("members after true: %v, %v; want none", ms, err)
+		}
+	}
+	res, err := l.Run(ctx, Command{Line: `setsid sh -c 'exec env -i sleep 100' >/dev/null 2>&1 & echo $!`})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("run: %v, exit %d, stderr %q", err, res.ExitCode, res.Stderr)
+	}
+	t.Cleanup(func() { l.Stop(context.Background(), res.Owned(), 0) })
+	pid := localAtoi(t, strings.TrimSpace(string(res.Stdout)))
+	ms, err := l.Members(ctx, res.Owned())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 1 || ms[0].PID != pid {
+		t.Errorf("members %+v, want only pid %d", ms, pid)
+	}
+}
+
 func TestLocalRunLeftovers(t *testing.T) {
 	l := NewLocal()
 	ctx := localTestContext(t)
@@ -1071,7 +1103,7 @@ func FuzzLocalParseDiagMsg(f *testing.F) {
 }
 
 // BenchmarkLocalRun is the cost of a run (an exec probe's observation):
-// the command behind the mark gate, and with the look for what it left,
+// the command, marked at its fork, and with the look for what it left,
 // which the runner makes after every run step and exec probe.
 func BenchmarkLocalRun(b *testing.B) {
 	l := NewLocal()

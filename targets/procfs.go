@@ -46,27 +46,45 @@ func parseStat(b []byte) (procStat, error) {
 	}
 	s.PID = pid
 	s.Comm = string(b[open+1 : closing])
-	// rest[0] is field 3 (state), so field n is rest[n-3].
-	rest := strings.Fields(string(b[closing+1:]))
+	// Field n after the name is the (n-2)th: walked, not split, since a
+	// scan of the process table parses every process's line.
 	const startTimeField = 22
-	if len(rest) < startTimeField-2 {
-		return procStat{}, fmt.Errorf("parse /proc stat %q: %d fields after the name, want at least %d", clip(b), len(rest), startTimeField-2)
-	}
-	s.State = rest[0]
-	ints := []struct {
-		field int
-		dst   *int
-	}{{4, &s.PPID}, {5, &s.PGID}, {6, &s.Session}}
-	for _, f := range ints {
-		v, err := strconv.Atoi(rest[f.field-3])
-		if err != nil {
-			return procStat{}, fmt.Errorf("parse /proc stat %q: field %d: %w", clip(b), f.field, err)
+	rest := b[closing+1:]
+	field := 2
+	for field < startTimeField {
+		rest = bytes.TrimLeft(rest, " ")
+		if len(rest) == 0 {
+			return procStat{}, fmt.Errorf("parse /proc stat %q: %d fields after the name, want at least %d", clip(b), field-2, startTimeField-2)
 		}
-		*f.dst = v
-	}
-	s.StartTime, err = strconv.ParseUint(rest[startTimeField-3], 10, 64)
-	if err != nil {
-		return procStat{}, fmt.Errorf("parse /proc stat %q: start time: %w", clip(b), err)
+		field++
+		word := rest
+		if i := bytes.IndexByte(rest, ' '); i >= 0 {
+			word, rest = rest[:i], rest[i:]
+		} else {
+			rest = nil
+		}
+		var dst *int
+		switch field {
+		case 3:
+			s.State = string(word)
+			continue
+		case 4:
+			dst = &s.PPID
+		case 5:
+			dst = &s.PGID
+		case 6:
+			dst = &s.Session
+		case startTimeField:
+			if s.StartTime, err = strconv.ParseUint(string(word), 10, 64); err != nil {
+				return procStat{}, fmt.Errorf("parse /proc stat %q: start time: %w", clip(b), err)
+			}
+			continue
+		default:
+			continue
+		}
+		if *dst, err = strconv.Atoi(string(word)); err != nil {
+			return procStat{}, fmt.Errorf("parse /proc stat %q: field %d: %w", clip(b), field, err)
+		}
 	}
 	return s, nil
 }

@@ -89,6 +89,7 @@ func (s *SSH) Close() error {
 	defer s.mu.Unlock()
 	s.closed = true
 	if s.conn != nil {
+		s.conn.endWatcher()
 		s.conn.end(errors.New("closed by lockstep"))
 	}
 	return nil

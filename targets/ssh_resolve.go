@@ -202,7 +202,13 @@ func (r resolver) byClient(ctx context.Context, host, user string, port int) (ho
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.Stdin = nil
-	out, err := cmd.Output()
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	err := startUnmarked(cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
+	out := stdout.Bytes()
 	if err != nil {
 		return hostSettings{}, res, fmt.Errorf("%s: %w: %s", res.Source, err, strings.TrimSpace(stderr.String()))
 	}

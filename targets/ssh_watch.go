@@ -332,6 +332,25 @@ func (ws *watchSession) alive() bool {
 
 func (ws *watchSession) close() { ws.sess.Close() }
 
+// endWatcher ends the connection's watcher, if one runs, and waits for it
+// (at most watchStopWait): told by the end of its stdin, it kills its
+// tails and exits. Ending the connection alone would leave them to die a
+// moment after lockstep has exited, seen by whoever looks at once.
+func (c *sshConn) endWatcher() {
+	c.watchMu.Lock()
+	ws := c.watcher
+	c.watchMu.Unlock()
+	if ws == nil || !ws.alive() {
+		return
+	}
+	_ = ws.stdin.Close()
+	select {
+	case <-ws.ended:
+	case <-time.After(watchStopWait):
+	case <-c.done:
+	}
+}
+
 // quiet stops the signals: the watch they went to is ending.
 func (ws *watchSession) quiet() {
 	ws.mu.Lock()

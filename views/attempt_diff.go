@@ -73,12 +73,25 @@ func attemptDiff(p doc, a, b *records.Attempt, c records.Comparison) {
 
 	if len(c.Metrics) > 0 {
 		p.heading(2, "metrics")
-		g := &grid{head: []string{"metric", fmt.Sprint(a.Number), fmt.Sprint(b.Number), "delta", "%"}, right: []bool{false, true, true, true, true}}
+		g := &grid{head: []string{"metric", fmt.Sprint(a.Number), fmt.Sprint(b.Number), "delta", "%", ""}, right: []bool{false, true, true, true, true, false}}
 		for _, m := range c.Metrics {
-			g.add(m.Metric, partialNum(m.A, m.PartialA), partialNum(m.B, m.PartialB), signed(m.Delta), percent(m.Percent))
+			g.add(m.Metric, partialNum(m.A, m.PartialA), partialNum(m.B, m.PartialB), signed(m.Delta), percent(m.Percent), verdict(m))
 		}
 		p.table(g)
 	}
+}
+
+// verdict says which way a metric moved, and whether the runs' spread
+// covers the move.
+func verdict(m records.MetricChange) string {
+	v := m.Verdict
+	if m.WithinSpread {
+		if v == "" {
+			return "within the spread of runs"
+		}
+		v += ", within the spread of runs"
+	}
+	return v
 }
 
 func arrow(c records.Change) string {

@@ -81,6 +81,34 @@ func show(p doc, a *records.Attempt) {
 		p.table(g)
 	}
 
+	for _, s := range a.Steps {
+		if s.Outcome == nil || len(s.Outcome.Levels) == 0 {
+			continue
+		}
+		p.heading(2, "levels of "+s.Addr)
+		cols := records.LevelColumns(s.Outcome.Levels)
+		g := &grid{head: append([]string{"#", "level"}, cols...), right: []bool{true, false}}
+		for range cols {
+			g.right = append(g.right, true)
+		}
+		for i, l := range s.Outcome.Levels {
+			mark := ""
+			if s.Outcome.Best != nil && *s.Outcome.Best == i {
+				mark = " (best)"
+			}
+			if l.Partial {
+				mark += " (partial)"
+			}
+			row := []string{strconv.Itoa(i + 1), records.LevelLabel(l) + goodMark(l.Good) + mark}
+			for _, c := range cols {
+				v, ok := l.Metrics[c]
+				row = append(row, optNum(ptrIf(v, ok)))
+			}
+			g.add(row...)
+		}
+		p.table(g)
+	}
+
 	if len(a.Warnings) > 0 {
 		p.heading(2, "warnings")
 		var lines []string
@@ -375,4 +403,11 @@ func damageLine(a *records.Attempt) string {
 		parts = append(parts, fmt.Sprintf("%d unreadable line%s skipped", a.Unreadable, plural(a.Unreadable)))
 	}
 	return "the record is damaged: " + strings.Join(parts, "; ")
+}
+
+func ptrIf(v float64, ok bool) *float64 {
+	if !ok {
+		return nil
+	}
+	return &v
 }

@@ -17,7 +17,7 @@ import (
 // ReportHTML renders a report (records.BuildReport) as one self-contained
 // HTML page: no script, no request for anything, the charts inline SVG
 // (package charts), so it reads offline and attaches to anything. The
-// sections have ids (attempts, metrics, latency, timeline) for whoever
+// sections have ids (attempts, metrics, sweeps, latency, timeline) for whoever
 // links into them, and the tests find them by.
 func ReportHTML(r records.Report, generated time.Time) ([]byte, error) {
 	page := reportPage{Plan: r.Plan, Generated: generated.UTC().Format("2006-01-02 15:04 UTC"), Attempts: len(r.Table.Rows)}
@@ -52,10 +52,29 @@ func ReportHTML(r records.Report, generated time.Time) ([]byte, error) {
 			return nil, err
 		}
 	}
+	for _, sw := range r.Sweeps {
+		c := charts.Chart{Title: fmt.Sprintf("%s: %s against %s", sw.Step, sw.Y, sw.X), X: sw.X, Y: sw.Y}
+		for _, cv := range sw.Curves {
+			name := "#" + strconv.Itoa(cv.Attempt)
+			if cv.Partial {
+				name += " (partial)"
+			}
+			se := charts.Series{Name: name, Front: true}
+			for _, p := range cv.Points {
+				se.Points = append(se.Points, charts.Point{X: p.X, Y: p.Y, Label: p.Level + goodMark(p.Good)})
+			}
+			c.Series = append(c.Series, se)
+		}
+		svg, err := charts.Lines(c)
+		if err := page.add(&page.Sweeps, c.Title, svg, err); err != nil {
+			return nil, err
+		}
+	}
 	var spans []charts.Span
 	for _, t := range r.Timelines {
 		for _, s := range t.Spans {
 			spans = append(spans, charts.Span{Row: "#" + strconv.Itoa(t.Attempt), Name: s.Step, Start: s.Start, End: s.End, Outcome: s.Status})
+			page.Spans = append(page.Spans, []string{"#" + strconv.Itoa(t.Attempt), s.Step, strconv.FormatFloat(s.Start, 'f', 2, 64) + "s", tookSeconds(s.End - s.Start), terminal.Printable(s.Status)})
 		}
 	}
 	svg, err := charts.Timeline("where the time went", spans)
@@ -103,6 +122,19 @@ func ReportMarkdown(r records.Report) (string, error) {
 			}
 			d.table(g)
 		}
+		if len(r.Sweeps) > 0 {
+			d.heading(2, "Sweeps")
+			for _, sw := range r.Sweeps {
+				d.heading(3, fmt.Sprintf("%s: %s against %s", sw.Step, sw.Y, sw.X))
+				g := &grid{head: []string{"attempt", "level", sw.X, sw.Y}}
+				for _, cv := range sw.Curves {
+					for _, p := range cv.Points {
+						g.add("#"+strconv.Itoa(cv.Attempt), p.Level+goodMark(p.Good), metricText(p.X, cv.Partial), metricText(p.Y, cv.Partial))
+					}
+				}
+				d.table(g)
+			}
+		}
 		if len(r.Latencies) > 0 {
 			d.heading(2, "Latency distributions (ms)")
 			g := &grid{head: []string{"attempt", "step", "of"}}
@@ -129,12 +161,26 @@ func ReportMarkdown(r records.Report) (string, error) {
 		for _, t := range r.Timelines {
 			var parts []string
 			for _, s := range t.Spans {
-				parts = append(parts, fmt.Sprintf("%s %s %s", s.Step, took(time.Duration((s.End-s.Start)*float64(time.Second))), s.Status))
+				parts = append(parts, fmt.Sprintf("%s %s %s", s.Step, tookSeconds(s.End-s.Start), s.Status))
 			}
 			g.add("#"+strconv.Itoa(t.Attempt), t.Status, strings.Join(parts, "; "))
 		}
 		d.table(g)
 	})
+}
+
+// tookSeconds is a span's length as the tables show a duration.
+func tookSeconds(s float64) string { return took(time.Duration(s * float64(time.Second))) }
+
+// goodMark marks a goodput search's levels: good or not.
+func goodMark(good *bool) string {
+	switch {
+	case good == nil:
+		return ""
+	case *good:
+		return " good"
+	}
+	return " not good"
 }
 
 func metricText(v float64, partial bool) string {
@@ -159,11 +205,14 @@ func reportTable(t records.Table) (head []string, rows [][]string) {
 }
 
 type reportPage struct {
-	Plan, Generated            string
-	Attempts                   int
-	Head                       []string
-	Rows                       [][]string
-	Metrics, Latency, Timeline []reportChart
+	Plan, Generated                    string
+	Attempts                           int
+	Head                               []string
+	Rows                               [][]string
+	Metrics, Sweeps, Latency, Timeline []reportChart
+	// Spans are the timeline's steps as a table: attempt, step, start,
+	// took, outcome.
+	Spans [][]string
 }
 
 // reportChart is one chart of the page: its SVG (made by package charts,
@@ -221,6 +270,12 @@ figcaption, .none { color: #666; font-size: 0.9em; }
 <div class="charts">{{range .Metrics}}<figure class="chart">{{if .SVG}}{{.SVG}}{{else}}<p class="none">{{.None}}</p>{{end}}<figcaption>{{.Title}}</figcaption></figure>
 {{end}}</div>
 </section>
+{{end}}{{if .Sweeps}}<section id="sweeps">
+<h2>Sweeps: throughput against latency</h2>
+<p>Each level of a sweep is a point, labelled by its concurrency or rate; the dashed line is each attempt's Pareto front (no other level has both more throughput and less latency).</p>
+<div class="charts">{{range .Sweeps}}<figure class="chart">{{if .SVG}}{{.SVG}}{{else}}<p class="none">{{.None}}</p>{{end}}<figcaption>{{.Title}}</figcaption></figure>
+{{end}}</div>
+</section>
 {{end}}{{if .Latency}}<section id="latency">
 <h2>Latency distributions</h2>
 <div class="charts">{{range .Latency}}<figure class="chart">{{if .SVG}}{{.SVG}}{{else}}<p class="none">{{.None}}</p>{{end}}<figcaption>{{.Title}}</figcaption></figure>
@@ -230,7 +285,13 @@ figcaption, .none { color: #666; font-size: 0.9em; }
 <h2>Where the time went</h2>
 <div class="charts">{{range .Timeline}}<figure class="chart">{{if .SVG}}{{.SVG}}{{else}}<p class="none">{{.None}}</p>{{end}}</figure>
 {{end}}</div>
-</section>
+{{if .Spans}}<table class="spans">
+<thead><tr><th>attempt</th><th>step</th><th>started</th><th>took</th><th>outcome</th></tr></thead>
+<tbody>
+{{range .Spans}}<tr class="span">{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table>
+{{end}}</section>
 </body>
 </html>
 `))

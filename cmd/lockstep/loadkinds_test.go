@@ -31,6 +31,7 @@ func loadSamples(httpURL, openaiURL, prompts string) map[string]probeSample {
 		"http.duration":               {`"300ms"`, "300ms"},
 		"http.requests":               {`3`, "3"},
 		"http.warmup":                 {`"50ms"`, "50ms"},
+		"http.ramp":                   {`"50ms"`, "50ms"},
 		"http.timeout":                {`"5s"`, "5s"},
 		"openai.url":                  {strconv.Quote(openaiURL), openaiURL},
 		"openai.model":                {`"demo"`, "demo"},
@@ -40,6 +41,7 @@ func loadSamples(httpURL, openaiURL, prompts string) map[string]probeSample {
 		"openai.requests":             {`3`, "3"},
 		"openai.duration":             {`"300ms"`, "300ms"},
 		"openai.warmup":               {`"50ms"`, "50ms"},
+		"openai.ramp":                 {`"50ms"`, "50ms"},
 		"openai.prompt_tokens":        {`8`, "8"},
 		"openai.dataset":              {strconv.Quote(prompts), prompts},
 		"openai.dataset_format":       {`"jsonl"`, "jsonl"},
@@ -56,6 +58,9 @@ func loadSamples(httpURL, openaiURL, prompts string) map[string]probeSample {
 		"openai.headers":              {`{ X-Load = "yes" }`, `{ "X-Load" = "yes" }`},
 		"openai.keep_requests":        {`true`, "true"},
 		"openai.timeout":              {`"5s"`, "5s"},
+		"openai.goodput_target":       {`0.5`, "0.5"},
+		"openai.search_probes":        {`3`, "3"},
+		"openai.search_tolerance":     {`0.2`, "0.2"},
 	}
 }
 
@@ -106,6 +111,11 @@ func TestLoadAttributesRunAsExplained(t *testing.T) {
 		"openai.dataset_format": {"dataset": strconv.Quote(prompts)},
 		"openai.prefix_groups":  {"shared_prefix_tokens": "4"},
 		"openai.turns":          {"url": strconv.Quote(osrv.URL + "/v1/chat/completions")},
+		// A goodput search needs its bounds and a limit; what bounds it
+		// is a search's whatever it is set to.
+		"openai.goodput_target":   {"rate": "[100, 400]", "ttft_limit_ms": "60000"},
+		"openai.search_probes":    {"rate": "[100, 400]", "ttft_limit_ms": "60000", "goodput_target": "0.5"},
+		"openai.search_tolerance": {"rate": "[100, 400]", "ttft_limit_ms": "60000", "goodput_target": "0.5"},
 	}
 	for _, k := range lang.Loads {
 		ls = append(ls, load{k.Name, k.Name + "_default", needs(k.Name, "")})

@@ -58,6 +58,7 @@ type config struct {
 	loadTime   time.Duration
 	warmup     time.Duration
 	tokenDelay time.Duration
+	slots      int
 
 	// Fault switches.
 	failWhileLoading bool
@@ -80,6 +81,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.loadTime, "load-time", 2*time.Second, "time to load all shards")
 	fs.DurationVar(&c.warmup, "warmup", 500*time.Millisecond, "time between binding the port and being ready (health 503)")
 	fs.DurationVar(&c.tokenDelay, "token-delay", 0, "time to generate each output token")
+	fs.IntVar(&c.slots, "slots", 0, "answers generated at once, as llama-server's --parallel; the others queue (0: no limit)")
 	fs.BoolVar(&c.failWhileLoading, "fail-while-loading", false, "fault: CUDA out of memory at about half the shards, exit 1")
 	fs.BoolVar(&c.ignoreConfig, "ignore-config", false, "fault: run backend=default whatever --backend says")
 	fs.BoolVar(&c.nan, "nan", false, "fault: healthy, but every completion is \"NaN NaN NaN\"")
@@ -96,6 +98,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if c.shards < 1 {
 		fmt.Fprintln(stderr, "demoserver: --shards must be at least 1")
 		return c, errors.New("bad --shards")
+	}
+	if c.slots < 0 {
+		fmt.Fprintln(stderr, "demoserver: --slots must not be negative")
+		return c, errors.New("bad --slots")
 	}
 	if c.port < 0 || c.port > 65535 {
 		fmt.Fprintln(stderr, "demoserver: --port must be in 0..65535")

@@ -602,7 +602,7 @@ func TestPortTaken(t *testing.T) {
 
 func TestBadFlags(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{"--shards", "0"}, {"--no-such-flag"}, {"--load-time", "soon"}, {"extra"}} {
+	for _, args := range [][]string{{"--shards", "0"}, {"--slots", "-1"}, {"--no-such-flag"}, {"--load-time", "soon"}, {"extra"}} {
 		out, err := exec.Command(binary, args...).CombinedOutput()
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) || exit.ExitCode() != 2 {

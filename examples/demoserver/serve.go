@@ -43,6 +43,7 @@ type server struct {
 	nextID  atomic.Int64
 	crash   sync.Once
 	crashed chan struct{} // closed by the first completion under --crash-on-request
+	slots   chan struct{} // --slots: one held per answer being generated; nil: no limit
 	failed  chan error    // Serve returned for a reason other than shutdown
 }
 
@@ -58,6 +59,9 @@ func listen(cfg config, backend string, log *logger) (*server, error) {
 		ln:      ln,
 		crashed: make(chan struct{}),
 		failed:  make(chan error, 1),
+	}
+	if cfg.slots > 0 {
+		s.slots = make(chan struct{}, cfg.slots)
 	}
 	// Like llama-server (cpp-httplib's 5 s keep-alive), close a kept-alive
 	// connection left idle: a client must cope with a close that races
@@ -163,6 +167,16 @@ func (s *server) completion(chat bool) http.HandlerFunc {
 			s.crash.Do(func() { close(s.crashed) })
 			<-r.Context().Done()
 			return
+		}
+		if s.slots != nil {
+			// A server at capacity queues the request: its first token
+			// waits for a slot, as a real server's batch is full.
+			select {
+			case s.slots <- struct{}{}:
+				defer func() { <-s.slots }()
+			case <-r.Context().Done():
+				return
+			}
 		}
 		tokens, finish := s.answer(question, req)
 		usage := map[string]int{

@@ -9,6 +9,7 @@
 #   lockstep run examples/llamacpp/llamacpp.hcl
 #   lockstep run examples/llamacpp/llamacpp.hcl -var ctx_size=4096 -var parallel=4
 #   lockstep run examples/llamacpp/llamacpp.hcl --matrix parallel=1,2
+#   lockstep report examples/llamacpp/llamacpp.hcl -o report.html
 #
 # The patterns it shows:
 #   - clear the ground first: a leftover llama-server from an earlier
@@ -20,7 +21,10 @@
 #     503 "Loading model" meanwhile): an open port is not readiness;
 #   - its own error lines end the launch at once, with the line quoted;
 #   - readiness is not correctness: a question at temperature 0 with a
-#     known answer, which must come as the one word, then the load. The
+#     known answer, which must come as the one word, then the load;
+#   - a sweep of concurrencies: each level in turn against the same
+#     server, the curve of tokens/s against TTFT that a report draws, one
+#     curve per attempt (per slot count, in the matrix above). The
 #     model is the pretrained one and its file has no chat template: the
 #     chat endpoint echoes the question (llama-server falls back to
 #     ChatML), so the plan asks through /v1/completions, few-shot.
@@ -111,6 +115,22 @@ variable "requests" {
   type        = number
   default     = 16
   description = "requests the benchmark sends"
+}
+
+variable "sweep" {
+  type        = list(number)
+  default     = [1, 2, 4, 8]
+  description = "concurrencies the sweep runs, one after another, var.sweep_requests requests each"
+  validation {
+    condition     = length(var.sweep) >= 1 && length([for c in var.sweep : c if c < 1 || floor(c) != c]) == 0
+    error_message = "sweep lists whole concurrencies, 1 or more."
+  }
+}
+
+variable "sweep_requests" {
+  type        = number
+  default     = 16
+  description = "requests each level of the sweep measures: at least its concurrency, or the level never has that many in flight"
 }
 
 variable "min_output_tokens_per_s" {
@@ -356,5 +376,34 @@ step "benchmark" "throughput" {
   postcondition {
     condition     = self.metrics.ttft_p99_ms <= var.max_ttft_p99_ms
     error_message = "p99 time to first token is above ${var.max_ttft_p99_ms} ms"
+  }
+}
+
+step "benchmark" "sweep" {
+  description = "The same load at each concurrency of var.sweep in turn: where the slots fill, tokens/s stops growing and requests queue for their first token"
+  timeout     = "15m"
+
+  load "openai" {
+    url           = "${local.base}/v1/completions"
+    model         = local.alias
+    stream        = true
+    concurrency   = var.sweep
+    requests      = var.sweep_requests
+    prompt_tokens = 32
+    max_tokens    = 8
+    extra_body    = { ignore_eos = true, temperature = 0 }
+  }
+
+  postcondition {
+    condition     = length(self.levels) == length(var.sweep) && !contains([for l in self.levels : l.metrics.errors == 0 && l.metrics.completed == var.sweep_requests], false)
+    error_message = "a level of the sweep had failed requests"
+  }
+  postcondition {
+    condition     = self.best.metrics.output_tokens_per_s >= var.min_output_tokens_per_s
+    error_message = "no level reached ${var.min_output_tokens_per_s} output tokens/s"
+  }
+  postcondition {
+    condition     = min(self.levels[*].metrics.output_tokens_per_s...) > 0
+    error_message = "a level produced no tokens"
   }
 }

@@ -172,6 +172,14 @@ type Outcome struct {
 	// (keep_requests = true).
 	Requests []Request         `json:"requests,omitempty"`
 	Notes    map[string]string `json:"notes,omitempty"`
+	// Levels are a sweep's levels (a load whose concurrency or rate is a
+	// list) or a goodput search's probes, in the order they ran, each
+	// with its metrics; Metrics are then the last level's (and the
+	// search's max_goodput_rate). Best is the index of the best level:
+	// the most of the load's throughput, or the highest rate a search
+	// found good; absent when none is.
+	Levels []Level `json:"levels,omitempty"`
+	Best   *int    `json:"best_level,omitempty"`
 	// Load is, for a benchmark's load, the config it ran with, as Probes
 	// keeps a probe's (the defaults that depend on other attributes, a
 	// method, a duration, filled in).
@@ -197,6 +205,9 @@ type LeftProcess struct {
 // Request is one request of a load, times in milliseconds from the start
 // of the measured run.
 type Request struct {
+	// Level is, in a sweep or a search, the level's index in Levels
+	// (StartMS is then from the start of that level's measured run).
+	Level        int     `json:"level,omitempty"`
 	StartMS      float64 `json:"start_ms"`
 	Status       int     `json:"status"`
 	Error        string  `json:"error,omitempty"`
@@ -204,6 +215,19 @@ type Request struct {
 	E2EMS        float64 `json:"e2e_ms"`
 	InputTokens  int     `json:"input_tokens"`
 	OutputTokens int     `json:"output_tokens"`
+}
+
+// Level is one level of a sweep or a goodput search, and what it
+// measured.
+type Level struct {
+	Concurrency int                `json:"concurrency"`
+	Rate        float64            `json:"rate,omitempty"` // arrivals per second; 0: the closed model
+	Metrics     map[string]float64 `json:"metrics"`
+	// Good, in a goodput search: the level's share of good arrivals held
+	// the target.
+	Good *bool `json:"good,omitempty"`
+	// Partial: the step was cut short while this level ran.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // MetricStats are a repeated metric's values.

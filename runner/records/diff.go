@@ -6,7 +6,9 @@ import (
 	"math"
 	"slices"
 
+	"lockstep/loads"
 	"lockstep/runner/events"
+	"lockstep/schema"
 )
 
 // Change is one thing that differs between two attempts.
@@ -28,6 +30,14 @@ type MetricChange struct {
 	// short; the delta compares a part with a whole.
 	PartialA bool `json:"partial_a,omitempty"`
 	PartialB bool `json:"partial_b,omitempty"`
+	// Verdict is "better" or "worse" for a change of a metric whose
+	// direction is known (schema.Metric.Better), "" otherwise or when
+	// nothing changed.
+	Verdict string `json:"verdict,omitempty"`
+	// WithinSpread: a side ran repeat = N, and the change is within the
+	// spread of its runs (the two attempts' ranges, min to max,
+	// overlap): noise alone could make it.
+	WithinSpread bool `json:"within_spread,omitempty"`
 }
 
 // Comparison is what Compare finds between attempt A and attempt B.
@@ -108,10 +118,58 @@ func Compare(a, b *Attempt) Comparison {
 				pc := d / math.Abs(*mc.A) * 100
 				mc.Percent = &pc
 			}
+			switch b := betterOf(m.Name); {
+			case d == 0:
+			case b == schema.Higher && d > 0, b == schema.Lower && d < 0:
+				mc.Verdict = "better"
+			case b != schema.Neither:
+				mc.Verdict = "worse"
+			}
+			if d != 0 {
+				mc.WithinSpread = overlap(spreadOf(a, m, *mc.A), spreadOf(b, m, *mc.B))
+			}
 		}
 		c.Metrics = append(c.Metrics, mc)
 	}
 	return c
+}
+
+// betterOf is the direction of the metric a load reports under name
+// (the load kinds agree where they share a name); Neither for a name no
+// load reports, such as a command benchmark's own metric.
+func betterOf(name string) schema.Better {
+	for _, k := range loads.Kinds() {
+		for _, m := range k.Metrics {
+			if m.Name == name {
+				return m.Better
+			}
+		}
+	}
+	return schema.Neither
+}
+
+// spread is the range of a metric's runs in one attempt; repeated says
+// the attempt ran it more than once.
+type spread struct {
+	lo, hi   float64
+	repeated bool
+}
+
+func spreadOf(a *Attempt, m Metric, v float64) spread {
+	for _, s := range a.Steps {
+		if s.Addr == m.Step && s.Outcome != nil {
+			if st, ok := s.Outcome.Stats[m.Name]; ok && len(st.Values) > 1 {
+				return spread{lo: st.Min, hi: st.Max, repeated: true}
+			}
+		}
+	}
+	return spread{lo: v, hi: v}
+}
+
+// overlap says whether two attempts' runs overlap, when at least one of
+// them was repeated: a change that noise alone could make.
+func overlap(a, b spread) bool {
+	return (a.repeated || b.repeated) && a.lo <= b.hi && b.lo <= a.hi
 }
 
 // stepAddrs is the steps of both attempts, in a's order then b's new ones.

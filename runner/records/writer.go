@@ -48,8 +48,11 @@ const maxAllocTries = 1000
 
 // Writer appends one attempt's events to its record. It is an
 // events.Observer. Writes go straight to the file (so a killed process
-// loses nothing it emitted); the file is synced at the start, at the end of
-// every step and at the end of the attempt, never inside a confirm loop.
+// loses nothing it emitted: what is written is the kernel's to keep); the
+// file is synced to the disk at the start and at the end of the attempt,
+// and after the end of every step by a goroutine of its own (syncer), so
+// that no step waits for the disk: an fsync takes milliseconds, as long as
+// a step of `true`, and steps that end while one runs share the next.
 // A write error does not stop the run: the first one is kept, what could
 // not be written is counted, and Close returns an *IncompleteError that
 // says what the record lost.
@@ -72,6 +75,12 @@ type Writer struct {
 	pending  map[pendingKey]events.Event // held back, not yet written
 	closed   bool
 	gone     bool // at Close, the record's path no longer named the file written
+
+	// syncs asks the syncer for a sync (a full buffer of one: a request
+	// made while one waits is the same sync); synced is closed when the
+	// syncer has ended, after Close closed syncs.
+	syncs  chan struct{}
+	synced chan struct{}
 }
 
 // lostEvents is what a record could not keep.
@@ -181,7 +190,7 @@ func Open(root, plan string) (*Writer, error) {
 		return nil, fmt.Errorf("lock record of attempt %d: %w", n, err)
 	}
 	syncDir(dir)
-	return &Writer{
+	w := &Writer{
 		plan:     plan,
 		n:        n,
 		dir:      dir,
@@ -189,7 +198,27 @@ func Open(root, plan string) (*Writer, error) {
 		last:     map[string]observed{},
 		progress: map[string]time.Time{},
 		pending:  map[pendingKey]events.Event{},
-	}, nil
+		syncs:    make(chan struct{}, 1),
+		synced:   make(chan struct{}),
+	}
+	go w.syncer(w.syncs)
+	return w, nil
+}
+
+// syncer syncs the record whenever asked, until Close closes syncs. The
+// file is not closed before it has ended.
+func (w *Writer) syncer(syncs <-chan struct{}) {
+	defer close(w.synced)
+	for range syncs {
+		w.mu.Lock()
+		f := w.f
+		w.mu.Unlock()
+		if err := f.Sync(); err != nil {
+			w.mu.Lock()
+			w.keep(fmt.Errorf("sync record of attempt %d: %w", w.n, err))
+			w.unlock()
+		}
+	}
 }
 
 // Number is the attempt's number, 1 for a plan's first.
@@ -270,8 +299,13 @@ func (w *Writer) Emit(e events.Event) {
 	}
 	w.write(e)
 	switch e.Type {
-	case events.AttemptStarted, events.StepFinished, events.AttemptFinished:
+	case events.AttemptStarted, events.AttemptFinished:
 		w.sync()
+	case events.StepFinished:
+		select {
+		case w.syncs <- struct{}{}:
+		default: // one is asked for already, and will see this step's end
+		}
 	}
 }
 
@@ -399,6 +433,17 @@ func (w *Writer) unlock() {
 // *IncompleteError saying what was lost.
 func (w *Writer) Close() error {
 	w.mu.Lock()
+	if !w.closed {
+		// The syncer may need the lock to report a failure: it ends
+		// first, outside it.
+		if w.syncs != nil {
+			close(w.syncs)
+			w.syncs = nil
+			w.mu.Unlock()
+			<-w.synced
+			w.mu.Lock()
+		}
+	}
 	defer w.unlock()
 	if w.closed {
 		return w.incomplete()

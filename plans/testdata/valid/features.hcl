@@ -157,6 +157,7 @@ step "benchmark" "http" {
     duration    = "5s"
     requests    = 100
     warmup      = "1s"
+    ramp        = "2s"
     timeout     = "2s"
   }
   repeat = 3
@@ -197,6 +198,26 @@ step "benchmark" "openai_synthetic" {
     prompt_tokens        = 64
     shared_prefix_tokens = 16
     prefix_groups        = 2
+    concurrency          = [1, 8, 64]
+    ramp                 = "5s"
+  }
+  postcondition {
+    condition = self.best.metrics.output_tokens_per_s > 0 && length([for l in self.levels : l if l.metrics.errors > 0]) == 0
+  }
+}
+
+step "benchmark" "openai_goodput" {
+  load "openai" {
+    url              = "${local.url}/v1/completions"
+    rate             = [1, 64]
+    concurrency      = 64
+    ttft_limit_ms    = 500
+    goodput_target   = 0.99
+    search_probes    = 6
+    search_tolerance = 0.1
+  }
+  postcondition {
+    condition = self.metrics.max_goodput_rate >= 8 && min(self.levels[*].metrics.goodput_share...) > 0
   }
 }
 
