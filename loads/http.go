@@ -36,6 +36,7 @@ type HTTP struct {
 	Warmup        time.Duration `hcl:"warmup" doc:"how long to send requests before measuring, not counted (a duration)"`
 	Ramp          time.Duration `hcl:"ramp" doc:"how long the load grows to its level before the warm-up, not counted: connections start one by one (closed model), the rate grows linearly from 0 (open model)"`
 	Timeout       time.Duration `hcl:"timeout" doc:"how long one request may take, connect included"`
+	RequireOwn    bool          `hcl:"require_own" doc:"to a loopback address, once this attempt has launched or adopted a server: a load answered by a process that is not of this attempt fails before it is measured (false: it is reported)"`
 
 	Concurrency int     // the level Run runs: connections, or in flight at most
 	Rate        float64 // arrivals per second; 0: the closed model
@@ -50,8 +51,12 @@ type HTTP struct {
 // open model a cap too small for the rate shows in dropped, never as a
 // better latency.
 func HTTPDefaults() *HTTP {
-	return &HTTP{Concurrency: 1, Concurrencies: Levels{1}, Timeout: 30 * time.Second}
+	return &HTTP{Concurrency: 1, Concurrencies: Levels{1}, Timeout: 30 * time.Second, RequireOwn: true}
 }
+
+// Answered is where the load sends and whether it must be answered by
+// the attempt's own server (the runner checks who answered).
+func (h *HTTP) Answered() (url string, requireOwn bool) { return h.URL, h.RequireOwn }
 
 func (h *HTTP) sweepOf() sweep {
 	return sweep{concurrency: &h.Concurrency, rate: &h.Rate, lists: [2]*Levels{&h.Concurrencies, &h.Rates}}

@@ -30,9 +30,17 @@ type Config interface {
 	Run(ctx context.Context, dial Dialer, progress func(Progress)) (Result, error)
 }
 
+// Answered is a load that sends to one URL: the runner tells who answered
+// it, and whether that must be the attempt's own server.
+type Answered interface {
+	Answered() (url string, requireOwn bool)
+}
+
 var (
-	_ Config = (*HTTP)(nil)
-	_ Config = (*OpenAI)(nil)
+	_ Answered = (*HTTP)(nil)
+	_ Answered = (*OpenAI)(nil)
+	_ Config   = (*HTTP)(nil)
+	_ Config   = (*OpenAI)(nil)
 )
 
 // Kinds lists the load kinds, in the order docs show them.

@@ -90,6 +90,7 @@ type OpenAI struct {
 	Headers         map[string]string `hcl:"headers" doc:"request headers"`
 	KeepRequests    bool              `hcl:"keep_requests" doc:"record each request (times, status, tokens) in the attempt"`
 	Timeout         time.Duration     `hcl:"timeout" doc:"how long one request may take"`
+	RequireOwn      bool              `hcl:"require_own" doc:"to a loopback address, once this attempt has launched or adopted a server: a load answered by a process that is not of this attempt fails before it is measured (false: it is reported)"`
 
 	Concurrency int     // the level Run runs: requests in flight, or at most
 	Rate        float64 // arrivals per second; 0: the closed model
@@ -99,8 +100,12 @@ type OpenAI struct {
 // runs it; Concurrency is 1 as for every load (see HTTPDefaults).
 func OpenAIDefaults() *OpenAI {
 	return &OpenAI{Stream: true, Concurrency: 1, Concurrencies: Levels{1}, MaxTokens: 128, Timeout: 10 * time.Minute,
-		SearchProbes: defaultSearchProbes, SearchTolerance: defaultSearchTolerance}
+		SearchProbes: defaultSearchProbes, SearchTolerance: defaultSearchTolerance, RequireOwn: true}
 }
+
+// Answered is where the load sends and whether it must be answered by
+// the attempt's own server (the runner checks who answered).
+func (o *OpenAI) Answered() (url string, requireOwn bool) { return o.URL, o.RequireOwn }
 
 func (o *OpenAI) sweepOf() sweep {
 	return sweep{concurrency: &o.Concurrency, rate: &o.Rate, lists: [2]*Levels{&o.Concurrencies, &o.Rates}, search: &o.GoodputTarget}

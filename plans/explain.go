@@ -17,11 +17,13 @@ import (
 // the variables. It holds text only, sensitive values already shown as
 // (sensitive); views renders it.
 type Explanation struct {
-	Plan        string                `json:"plan"`
-	Description string                `json:"description,omitempty"`
-	File        string                `json:"file"`
-	Steps       []StepExplanation     `json:"steps"`
-	Variables   []VariableExplanation `json:"variables,omitempty"`
+	Plan        string            `json:"plan"`
+	Description string            `json:"description,omitempty"`
+	File        string            `json:"file"`
+	Steps       []StepExplanation `json:"steps"`
+	// Part says what a run of part of the plan (--from, --only) does.
+	Part      string                `json:"part,omitempty"`
+	Variables []VariableExplanation `json:"variables,omitempty"`
 }
 
 // StepExplanation is one step: where it runs, then its facts in order.

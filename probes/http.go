@@ -31,10 +31,13 @@ type HTTP struct {
 	// FollowRedirects off reports what the URL answered, not where it
 	// sends: a login page's 200 must not stand for the 302 of the URL.
 	FollowRedirects bool `hcl:"follow_redirects" doc:"follow redirects (up to 10) and report the last answer; otherwise the outputs are the first answer's"`
+	// RequireOwn is read by the runner, which alone knows the attempt's
+	// processes (served_by).
+	RequireOwn bool `hcl:"require_own" doc:"to a loopback address, once this attempt has launched or adopted a server: an answer from a process that is not of this attempt fails the step (false: it is reported in the evidence and the run's summary)"`
 }
 
 // httpDefaults is the http probe's config before its block is read.
-func httpDefaults() *HTTP { return &HTTP{Timeout: 10 * time.Second} }
+func httpDefaults() *HTTP { return &HTTP{Timeout: 10 * time.Second, RequireOwn: true} }
 
 func httpKind() Kind {
 	num, str := cty.Number, cty.String
@@ -48,6 +51,7 @@ func httpKind() Kind {
 			{Name: "headers", Type: cty.Map(str), Doc: "response headers, names in lower case"},
 			{Name: "location", Type: str, Doc: "the answer's Location header as sent (where a redirect points), \"\" when it has none"},
 			{Name: "latency_ms", Type: num, Doc: "time to the full response"},
+			{Name: "served_by", Type: ServedType, Doc: "to a loopback address: who answered, the process holding the listening socket (pid, pgid, command, and step: the step of this attempt it belongs to, \"\" for none); null otherwise"},
 		},
 	}
 }
@@ -219,6 +223,10 @@ func (p *httpProbe) Observe(ctx context.Context) (cty.Value, error) {
 		"latency_ms": cty.NumberFloatVal(float64(latency.Microseconds()) / 1000),
 	}), nil
 }
+
+// ServedType is the type of an http probe's served_by, which the runner
+// sets: it alone knows the attempt's processes.
+var ServedType = cty.Object(map[string]cty.Type{"pid": cty.Number, "pgid": cty.Number, "command": cty.String, "step": cty.String})
 
 // shortNetError keeps what a reader needs from a dial or request error:
 // "connection refused" rather than the whole URL-wrapped chain.

@@ -72,6 +72,9 @@ func RunRecorded(ctx context.Context, o Recorded) (Attempted, error) {
 	if opts.Targets == nil {
 		opts.Targets = OpenTarget(o.Plan, o.Scope)
 	}
+	if opts.History == "" {
+		opts.History = o.Records
+	}
 	if opts.LogDir == "" {
 		opts.LogDir = filepath.Join(w.Dir(), "logs")
 	}

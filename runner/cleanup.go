@@ -48,6 +48,10 @@ func (r *run) cleanup(ctx context.Context) {
 			if !st.Alive {
 				c.Result = fmt.Sprintf("%s; kept the %s it left running", ended, processes(len(left)))
 			}
+			if l.adopted != nil {
+				c.Result = fmt.Sprintf("left running as it was found (adopted from attempt %d, pid %d)", l.adopted.from.Origin(), p.PID)
+			}
+			c.Process, c.Adopted = l.held(), l.adopted != nil
 		case !st.Alive && len(left) == 0:
 			c.Result = ended
 		default:

@@ -245,6 +245,7 @@ func (s *stepRun) observe(ctx context.Context) {
 		}
 		s.values[np.name] = v
 		delete(s.errs, np.name)
+		s.answered(ctx, np)
 	}
 	if s.own != nil {
 		s.ownLog.Poll(ctx)
@@ -328,7 +329,7 @@ func (s *stepRun) evaluate(ectx *hcl.EvalContext) turn {
 // run exits 0, a launch's process is alive after its grace period),
 // judged on this turn's observation.
 func (s *stepRun) defaults() []events.Condition {
-	return s.cfg.Conditions(steps.Observed{
+	return s.adoptedConditions(s.cfg.Conditions(steps.Observed{
 		Self: s.self,
 		ReadsSelf: func(name string) bool {
 			for _, c := range s.st.Postconditions {
@@ -339,8 +340,8 @@ func (s *stepRun) defaults() []events.Condition {
 			return false
 		},
 		Following: s.following,
-		Elapsed:   time.Since(s.start),
-	})
+		Elapsed:   s.elapsed(),
+	}))
 }
 
 // cond evaluates one condition. A value that cannot be known yet (a probe

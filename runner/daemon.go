@@ -53,6 +53,9 @@ type launched struct {
 	// marks are the files later probes read since this launch, as they
 	// were before it started (probes.Mark keys).
 	marks map[string]targets.FileInfo
+	// adopted is set for a process an earlier attempt launched, which
+	// this one adopted (adopt.go).
+	adopted *adoption
 }
 
 // settleFor is how long the topmost processes a launch left must stay the
@@ -139,7 +142,7 @@ func (r *run) state(ctx context.Context, l *launched) (launchState, error) {
 	l.mu.Unlock()
 	if tell {
 		ev := l.step
-		r.emit(events.Event{Type: events.StepAction, Step: &ev, Action: &events.Action{Command: dp.Command, PID: dp.PID, PGID: dp.PGID, Daemonized: true}})
+		r.emit(events.Event{Type: events.StepAction, Step: &ev, Action: &events.Action{Command: dp.Command, PID: dp.PID, PGID: dp.PGID, Daemonized: true, Process: l.held()}})
 	}
 	return launchState{ProcessState: st}, err
 }

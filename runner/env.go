@@ -22,6 +22,12 @@ import (
 // the step's env. done is true when the step ended in it; how it ended
 // is the action's error, as steps.Env says.
 func (s *stepRun) act(ctx, outer context.Context) (events.Outcome, bool) {
+	if out, done, handled := s.reconfirm(ctx, outer); handled {
+		return out, done
+	}
+	if out, done := s.answeredBefore(ctx); done {
+		return out, true
+	}
 	err := s.cfg.Act(ctx, &stepEnv{s})
 	var failure *steps.Failure
 	switch {
@@ -49,6 +55,9 @@ func (e *stepEnv) Target() targets.Target { return e.s.t }
 func (e *stepEnv) Name() string { return e.s.st.Name }
 
 func (e *stepEnv) Emit(a events.Action) {
+	if l := e.s.own; l != nil && a.PID != 0 && a.Process == nil {
+		a.Process = l.held() // what a later attempt adopts it by
+	}
 	e.s.r.emit(events.Event{Type: events.StepAction, Step: &e.s.ev, Action: &a})
 }
 
@@ -140,6 +149,16 @@ func (e *stepEnv) Watch(l steps.Launched) {
 	s := e.s
 	s.own = &launched{addr: s.ev.Addr, step: s.ev, target: s.t, proc: l.Process, keep: s.st.Keep || s.r.o.Keep, pidfile: l.Pidfile, shownLog: l.ShownLog, marks: l.Marks}
 	s.r.addLaunch(s.own)
+	s.self["adopted_from"] = cty.Zero
+}
+
+// Adopt: adopt.go (keptHolds).
+func (e *stepEnv) Adopt(ctx context.Context) (bool, error) {
+	shown, err := e.Shown("command")
+	if err != nil {
+		return false, err
+	}
+	return e.s.keptHolds(ctx, shown)
 }
 
 func (e *stepEnv) Follow(f *probes.Follower) {

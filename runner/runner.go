@@ -43,6 +43,15 @@ type Options struct {
 	// the steps marked always (a second Ctrl-C). Cleanup of launched
 	// processes still happens. Nil: always steps run to their timeouts.
 	Force context.Context
+	// Part is the part of the plan the run runs (--from, --only): the
+	// steps it re-confirms take no action. The zero Part is the whole plan.
+	Part plans.Part
+	// Stop stops at the end the processes the run adopted, which are
+	// otherwise left running as they were found.
+	Stop bool
+	// History is the records root holding the plan's earlier attempts,
+	// where a launch finds the process it adopts; "" for none.
+	History string
 }
 
 // Result is how an attempt ended.
@@ -90,6 +99,11 @@ type run struct {
 	// guard redacts sensitive values in what the world says (guard.go).
 	guard *guard
 	http  *probes.HTTPClients
+	// hist is what the earlier attempts' records say (adopt.go).
+	hist history
+	// foreign is every answer from a process not of this attempt, by
+	// step and probe (served.go), for the run's summary; guarded by mu.
+	foreign map[string]events.Served
 }
 
 // Run runs the plan once. It returns when every step has ended and every
@@ -130,6 +144,10 @@ func Run(ctx context.Context, o Options) Result {
 	var firstFailure *events.Outcome
 	for i, st := range o.Plan.Steps {
 		ev := r.stepEvent(i, st)
+		if o.Part.Mode(ev.Addr) == plans.Leave {
+			r.emit(events.Event{Type: events.StepFinished, Step: &ev, Outcome: &events.Outcome{Status: events.Skipped, Reason: "--only leaves it out"}})
+			continue
+		}
 		if ctx.Err() != nil && res.Status == events.Confirmed {
 			// Interrupted between two steps (or before the first): no
 			// step was cut short, and none but the always steps runs.
@@ -174,6 +192,9 @@ func Run(ctx context.Context, o Options) Result {
 	if firstFailure != nil {
 		final.Reason, final.ErrorMessage = firstFailure.Reason, firstFailure.ErrorMessage
 	}
+	r.mu.Lock()
+	final.ServedBy = r.foreign
+	r.mu.Unlock()
 	if res.Status == events.Interrupted {
 		// The record says why the run ended, also when a step had failed
 		// before the signal came.
@@ -268,5 +289,6 @@ func (r *run) startInfo() *events.Start {
 	for i, st := range r.o.Plan.Steps {
 		s.Steps = append(s.Steps, r.stepEvent(i, st))
 	}
+	r.partStart(&s)
 	return &s
 }

@@ -52,8 +52,14 @@ type stepRun struct {
 	// launch, its own log.
 	followers []*probes.Follower
 	logWatch  *logWatch // wakes the wait when a follower's file may have changed
-	own       *launched // the process this launch started
-	ownLog    *probes.Follower
+	own       *launched // the process this launch started (or adopted)
+	// adoption says where an adopted launch's process came from (adopt.go).
+	adoption *adoption
+	// served is who answered each http probe and the load (served.go);
+	// foreignTold the answers not of this attempt already warned of.
+	served      map[string]events.Served
+	foreignTold map[string]bool
+	ownLog      *probes.Follower
 	// following says why the launch is neither alive nor dead: its
 	// command exited 0 and the daemon it left is being made sure of.
 	following string
@@ -97,8 +103,9 @@ type stepRun struct {
 }
 
 type namedProbe struct {
-	name string
-	p    probes.Probe
+	name   string
+	p      probes.Probe
+	answer *answerCheck // an http probe's: who answered it (served.go)
 }
 
 func (r *run) stepEvent(i int, st *plans.Step) events.Step {
@@ -166,7 +173,8 @@ func (s *stepRun) stepConfig() (steps.Config, map[string]string, error) {
 // step; outer is the attempt's context, whose end means interrupted.
 func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.Step) (out events.Outcome) {
 	s := &stepRun{r: r, st: st, ev: ev, start: time.Now(), values: map[string]cty.Value{}, errs: map[string]error{}, self: map[string]cty.Value{},
-		inputs: &redactor{g: r.guard}, probeInputs: map[string]*redactor{}, probeConfigs: map[string]map[string]string{}}
+		inputs: &redactor{g: r.guard}, probeInputs: map[string]*redactor{}, probeConfigs: map[string]map[string]string{},
+		served: map[string]events.Served{}, foreignTold: map[string]bool{}}
 	cfg, shown, cfgErr := s.stepConfig()
 	if cfgErr == nil {
 		s.cfg, s.shownCfg = cfg, shown
@@ -198,6 +206,9 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 		out.Levels, out.Best = s.levels, s.best
 		out.Load = s.load
 		out.Left = s.left
+		if len(s.served) > 0 {
+			out.ServedBy = s.served
+		}
 		if s.cfg != nil {
 			// The last value progress took is the one the step ran with.
 			if p := s.cfg.Step().Progress; p.Value != nil {
@@ -242,7 +253,7 @@ func (r *run) step(ctx, outer context.Context, i int, st *plans.Step, ev events.
 	if err := s.makeProbes(sctx, true); err != nil {
 		return s.errored(err)
 	}
-	return s.confirm(sctx, outer, s.cfg.Once())
+	return s.confirm(sctx, outer, s.once())
 }
 
 // ended explains why a step's context ended: interrupted, a watched
@@ -492,7 +503,7 @@ func (s *stepRun) makeProbes(ctx context.Context, readingSelf bool) error {
 		if f, ok := p.(probes.Following); ok {
 			s.followers = append(s.followers, f.Follower())
 		}
-		s.probes = append(s.probes, namedProbe{pb.Name, p})
+		s.probes = append(s.probes, namedProbe{pb.Name, p, probeAnswer(cfg)})
 	}
 	return nil
 }

@@ -62,6 +62,13 @@ type Env interface {
 	// death fails the step it happens in), judged by the step's own
 	// conditions (self.alive), stopped at the run's end unless kept.
 	Watch(l Launched)
+	// Adopt is asked by a launch before it starts its process: true when
+	// the runner adopted instead the process an earlier attempt of the
+	// plan launched and left running, holding a port the plan names
+	// (adopt = true): it is then the step's launch, watched and followed,
+	// its self set. Otherwise it tells of such a process before a second
+	// one starts beside it.
+	Adopt(ctx context.Context) (adopted bool, err error)
 	// Follow reads f as the step's own log: self.log is what it gained,
 	// and the confirm loop wakes when it grows.
 	Follow(f *probes.Follower)

@@ -57,6 +57,7 @@ func (e *env) Ran(_ context.Context, r targets.Result) { e.ran = append(e.ran, r
 func (e *env) LogDir() string                          { return e.logDir }
 func (e *env) SinceFiles() []steps.File                { return nil }
 func (e *env) Watch(l steps.Launched)                  { e.watched = append(e.watched, l) }
+func (e *env) Adopt(context.Context) (bool, error)     { return false, nil }
 func (e *env) Follow(f *probes.Follower)               { e.followed = append(e.followed, f) }
 func (e *env) Load() (*steps.Load, error)              { return nil, nil }
 func (e *env) MetricBlocks() []loads.MetricSpec        { return e.metrics }

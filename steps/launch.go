@@ -27,6 +27,7 @@ type LaunchConfig struct {
 	Log     string   `hcl:"log" doc:"path of the process's log; an old file there is moved aside first" default:"logs/NAME.log in the attempt's record (local), /tmp/lockstep/PLAN/NAME.log (ssh)"`
 	Grace   Duration `hcl:"grace" doc:"how long the process must stay alive to count as started"`
 	Pidfile string   `hcl:"pidfile" doc:"where a daemonizing command's daemon writes its pid: the launch follows the process it names, once that is one of the launch's own" default:"none: the daemon is the process the launch left running"`
+	Adopt   bool     `hcl:"adopt" doc:"in a full run, when a process an earlier attempt of this plan launched here and kept still runs (it holds a port the plan names), adopt it instead of starting a second one: its pid and start time checked, its config proof re-checked on its log from its start; otherwise the run says so and launches"`
 }
 
 func launchKind() Kind {
@@ -43,6 +44,7 @@ func launchKind() Kind {
 			{Name: "log", Type: cty.String, Doc: "the complete lines its process wrote to its own log since the launch"},
 			{Name: "log_path", Type: cty.String, Doc: "where the log is"},
 			{Name: "command", Type: cty.String, Doc: "the command as run"},
+			{Name: "adopted_from", Type: cty.Number, Doc: "the attempt whose process this launch adopted (a run --from a later step, or adopt = true); 0 when it started its own"},
 		},
 		Confirms: []string{"a new process is started by this step", "it is still alive after the grace period"},
 		Elsewhere: map[string]string{
@@ -54,6 +56,7 @@ func launchKind() Kind {
 		Explain: Explain{Command: "Starts", Attrs: []ExplainAttr{
 			{Name: "log", Label: "Log", Absent: "a fresh file under .lockstep/"},
 			{Name: "pidfile", Label: "Follows the daemon named in"},
+			{Name: "adopt", Label: "Adopts a server an earlier attempt kept on the plan's port"},
 		}},
 	}
 }
@@ -98,6 +101,9 @@ func (c *LaunchConfig) Act(ctx context.Context, env Env) error {
 	if logPath == "" {
 		logPath = filepath.Join(env.LogDir(), env.Name()+".log")
 		shownLog = logPath
+	}
+	if adopted, err := env.Adopt(ctx); adopted || err != nil {
+		return err
 	}
 	marks := sinceMarks(ctx, env)
 	t := env.Target()

@@ -1006,21 +1006,10 @@ func (l *Local) Listeners(ctx context.Context, port int) ([]Listener, error) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		fdDir := filepath.Join(localProcRoot, strconv.Itoa(pid), "fd")
-		fds, err := os.ReadDir(fdDir)
-		if err != nil {
-			return nil // gone, or another user's
-		}
 		var mine []uint64
-		for _, fd := range fds {
-			link, err := os.Readlink(filepath.Join(fdDir, fd.Name()))
-			if err != nil {
-				continue
-			}
-			if ino, ok := parseSocketLink(link); ok {
-				if _, listening := addrs[ino]; listening && !slices.Contains(mine, ino) {
-					mine = append(mine, ino)
-				}
+		for _, ino := range localSockets(pid) {
+			if _, listening := addrs[ino]; listening && !slices.Contains(mine, ino) {
+				mine = append(mine, ino)
 			}
 		}
 		if len(mine) == 0 {

@@ -1277,19 +1277,7 @@ func splitCmdlines(b []byte) map[int][]byte {
 // command lines and stat lines: five processes in all, whatever the number
 // of processes on the host. The -lname patterns escape the brackets, which
 // fnmatch would read as a set.
-const listenScript = `hex=$(printf ':%04X' "$port")
-socks=$(awk -v h="$hex" '$4 == "0A" && substr($2, length($2) - 4) == h' /proc/net/tcp /proc/net/tcp6 2>/dev/null)
-[ -n "$socks" ] || exit 0
-printf '%s\n' "$socks"
-echo "==lockstep-fds"
-set --
-while read -r _ _ _ _ _ _ _ _ _ ino _; do
-	[ $# -gt 0 ] && set -- "$@" -o
-	set -- "$@" -lname "socket:\\[$ino\\]"
-done <<EOF
-$socks
-EOF
-fds=$(find /proc/[0-9]*/fd -maxdepth 1 \( "$@" \) -printf '%h %l\n' 2>/dev/null)
+const listenScript = portSocketsScript + `fds=$(find /proc/[0-9]*/fd -maxdepth 1 \( "$@" \) -printf '%h %l\n' 2>/dev/null)
 printf '%s\n' "$fds"
 echo "==lockstep-cmdlines"
 set -f
@@ -1331,23 +1319,7 @@ func (s *SSH) Listeners(ctx context.Context, port int) ([]Listener, error) {
 	if err != nil {
 		return nil, s.errorf("listeners on port %d: %w", port, err)
 	}
-	owners := map[uint64][]int{}
-	for _, l := range strings.Split(string(fdText), "\n") {
-		dir, link, ok := strings.Cut(l, " ")
-		if !ok {
-			continue
-		}
-		pidText, _ := strings.CutPrefix(dir, "/proc/")
-		pidText, _ = strings.CutSuffix(pidText, "/fd")
-		pid, err := strconv.Atoi(pidText)
-		ino, isSock := parseSocketLink(link)
-		if err != nil || !isSock {
-			continue
-		}
-		if !slices.Contains(owners[ino], pid) {
-			owners[ino] = append(owners[ino], pid)
-		}
-	}
+	owners := socketOwners(fdText)
 	cmds := splitCmdlines(cmdText)
 	var list []Listener
 	for _, sk := range sockets {

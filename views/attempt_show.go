@@ -32,6 +32,7 @@ func show(p doc, a *records.Attempt) {
 	}
 	p.fields(
 		"note", a.Start.Note,
+		"ran", a.Resumed(),
 		"started", stamp(a),
 		"took", tookLine(a),
 		"plan", planLine(a.Start),

@@ -47,7 +47,7 @@ func attemptsGrid(t records.Table) *grid {
 			r.Status,
 			r.FailedStep,
 			r.Why,
-			r.Note,
+			noteCell(r),
 		}
 		for _, m := range t.KeyMetrics {
 			v, ok := r.Metrics[m]
@@ -63,6 +63,15 @@ func attemptsGrid(t records.Table) *grid {
 		g.add(cells...)
 	}
 	return g
+}
+
+// noteCell is the note, after how the attempt ran part of its plan and
+// what it adopted: such an attempt is one row of the same table, marked.
+func noteCell(r records.Row) string {
+	if r.Resumed == "" {
+		return r.Note
+	}
+	return strings.TrimSpace("[" + r.Resumed + "] " + r.Note)
 }
 
 // varValue renders a variable's HCL value for a table: a plain string

@@ -8,6 +8,9 @@ import "lockstep/plans"
 func Explain(x plans.Explanation, f Format) (string, error) {
 	return render(f, x, func(d doc) {
 		d.subject("Plan", x.Plan, x.File, x.Description)
+		if x.Part != "" {
+			d.fact("This run", x.Part)
+		}
 		d.heading(2, "Steps")
 		for _, s := range x.Steps {
 			d.numbered(s.Number, s.Addr, s.Target, s.Description)

@@ -132,6 +132,9 @@ func eventLines(e events.Event, s style) []string {
 		if e.Start != nil && e.Start.Note != "" {
 			line += " (" + e.Start.Note + ")"
 		}
+		if e.Start != nil && len(e.Start.Reconfirm) > 0 {
+			line += ", re-confirming " + strings.Join(e.Start.Reconfirm, ", ")
+		}
 		return []string{s.bold(line)}
 	case events.StepStarted:
 		what := e.Step.Kind
@@ -144,6 +147,12 @@ func eventLines(e events.Event, s style) []string {
 		switch {
 		case a.Daemonized:
 			return []string{fmt.Sprintf("%s: daemonized into pid %d: %s", p, a.PID, firstLineOf(a.Command))}
+		case a.Adopted != nil:
+			l := fmt.Sprintf("%s: adopted from attempt %d, pid %d (found by %s): %s", p, a.Adopted.Attempt, a.PID, a.Adopted.Found, firstLineOf(a.Command))
+			if a.Log != "" {
+				l += s.dim(" (log " + a.Log + ", read from its start)")
+			}
+			return []string{l}
 		case a.PID != 0:
 			l := fmt.Sprintf("%s: launched pid %d: %s", p, a.PID, firstLineOf(a.Command))
 			if a.Log != "" {
@@ -178,18 +187,23 @@ func eventLines(e events.Event, s style) []string {
 		if o.NotKept != "" {
 			return []string{s.red(fmt.Sprintf("not kept: %s %s, but %s", e.Plan, o.Status, o.NotKept))}
 		}
+		var lines []string
+		for _, k := range slices.Sorted(maps.Keys(o.ServedBy)) {
+			sv := o.ServedBy[k]
+			lines = append(lines, s.yellow(fmt.Sprintf("not this attempt's: %s was answered by pid %d (%s) on %s", k, sv.PID, terminal.PrintableCut(sv.Command, 80), sv.Address)))
+		}
 		switch o.Status {
 		case events.Confirmed:
-			return []string{s.green(fmt.Sprintf("confirmed: every step of %s held (attempt %d, %s)", e.Plan, e.Attempt, elapsed(o.Duration)))}
+			return append(lines, s.green(fmt.Sprintf("confirmed: every step of %s held (attempt %d, %s)", e.Plan, e.Attempt, elapsed(o.Duration))))
 		case events.Interrupted:
 			l := fmt.Sprintf("interrupted: attempt %d of %s stopped after %s", e.Attempt, e.Plan, elapsed(o.Duration))
 			if o.Reason != "" {
 				l += ": " + o.Reason
 			}
-			return []string{s.red(l)}
+			return append(lines, s.red(l))
 		}
 		l := fmt.Sprintf("failed: %s did not confirm (attempt %d, %s)", o.Failed, e.Attempt, elapsed(o.Duration))
-		return []string{s.red(l)}
+		return append(lines, s.red(l))
 	}
 	return nil
 }

@@ -40,6 +40,8 @@ for a required variable, commands are shown as written.
 Flags:
   --format text|markdown   markdown is for pasting into a pull request (default text)
   --diff OLD NEW           what changed from plan OLD to plan NEW
+  --from STEP              what lockstep run --from STEP would re-confirm and run
+  --only STEP[,STEP]       what lockstep run --only would re-confirm, run and leave out
   -var NAME=VALUE          set a variable (repeatable)
   -var-file FILE           read variables from an HCL file (repeatable)
 
@@ -58,6 +60,9 @@ type explainFlags struct {
 	// Diff is set by --diff: Plan is then the new version and Old the old.
 	Diff bool
 	Old  string
+	// From and Only explain a run of part of the plan.
+	From string
+	Only []string
 }
 
 func parseExplainFlags(args []string) (explainFlags, error) {
@@ -66,6 +71,8 @@ func parseExplainFlags(args []string) (explainFlags, error) {
 	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
 	fs.StringVar(&format, "format", "text", "")
 	fs.BoolVar(&f.Diff, "diff", false, "")
+	fs.StringVar(&f.From, "from", "", "")
+	fs.Var((*stepsFlag)(&f.Only), "only", "")
 	varFlags(fs, &f.Inputs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -136,7 +143,13 @@ func explainCommand(args []string, stdout, stderr io.Writer) int {
 	} else {
 		writeDiagnostics(stderr, scope.Files, rdiags) // warnings
 	}
-	out, err := views.Explain(plans.Explain(p, scope), f.Format)
+	part, err := p.PartOf(f.From, f.Only)
+	if err != nil {
+		return usageError(stderr, "explain: "+err.Error(), "")
+	}
+	x := plans.Explain(p, scope)
+	part.Explain(p, &x)
+	out, err := views.Explain(x, f.Format)
 	if err != nil {
 		errorf(stderr, "%v", err)
 		return exitUsage

@@ -58,6 +58,19 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 
+// stepsFlag collects --only STEP[,STEP]... (repeatable) into a list.
+type stepsFlag []string
+
+func (l *stepsFlag) String() string { return strings.Join(*l, ",") }
+func (l *stepsFlag) Set(s string) error {
+	for _, name := range strings.Split(s, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			*l = append(*l, name)
+		}
+	}
+	return nil
+}
+
 // varFlags registers -var NAME=VALUE and -var-file FILE, shared by the
 // commands that resolve a plan's variables (explain, run).
 func varFlags(fs *flag.FlagSet, in *plans.Inputs) {

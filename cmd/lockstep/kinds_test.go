@@ -39,6 +39,7 @@ func probeSamples(dir, url string, port int) map[string]probeSample {
 		"http.json":             {`{ ready = true }`, `{"ready":true}`},
 		"http.timeout":          {`"3s"`, "3s"},
 		"http.follow_redirects": {`true`, "true"},
+		"http.require_own":      {`false`, "false"},
 		"log.path":              {strconv.Quote(file), file},
 		"log.step":              {`step.launch.server`, "step.launch.server"},
 		"log.since":             {`step.launch.server`, "step.launch.server"},
@@ -67,7 +68,14 @@ func TestProbeAttributesRunAsExplained(t *testing.T) {
 	defer srv.Close()
 	_, portText, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	port, _ := strconv.Atoi(portText)
-	samples := probeSamples(dir, srv.URL, port)
+	// The http probes talk to the server the plan launches, as a plan's
+	// do: an answer from another process (this test's) would fail them
+	// (require_own).
+	served, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples := probeSamples(dir, fmt.Sprintf("http://127.0.0.1:%d/", served), port)
 
 	// One probe per kind with only what it needs (kind_default), and one
 	// per attribute with that attribute set (kind_attr).
@@ -113,7 +121,7 @@ func TestProbeAttributesRunAsExplained(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	b.WriteString("step \"launch\" \"server\" {\n  command = \"exec sleep 300\"\n  grace   = \"0s\"\n}\n\n")
+	fmt.Fprintf(&b, "step \"launch\" \"server\" {\n  command = \"exec python3 -m http.server %d --bind 127.0.0.1\"\n  grace   = \"0s\"\n}\n\n", served)
 	b.WriteString("step \"assert\" \"probes\" {\n")
 	for _, p := range ps {
 		fmt.Fprintf(&b, "  probe %q %q {\n", p.kind, p.name)

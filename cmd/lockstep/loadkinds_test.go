@@ -33,6 +33,7 @@ func loadSamples(httpURL, openaiURL, prompts string) map[string]probeSample {
 		"http.warmup":                 {`"50ms"`, "50ms"},
 		"http.ramp":                   {`"50ms"`, "50ms"},
 		"http.timeout":                {`"5s"`, "5s"},
+		"http.require_own":            {`false`, "false"},
 		"openai.url":                  {strconv.Quote(openaiURL), openaiURL},
 		"openai.model":                {`"demo"`, "demo"},
 		"openai.stream":               {`false`, "false"},
@@ -61,6 +62,7 @@ func loadSamples(httpURL, openaiURL, prompts string) map[string]probeSample {
 		"openai.goodput_target":       {`0.5`, "0.5"},
 		"openai.search_probes":        {`3`, "3"},
 		"openai.search_tolerance":     {`0.2`, "0.2"},
+		"openai.require_own":          {`false`, "false"},
 	}
 }
 

@@ -38,6 +38,10 @@ type runFlags struct {
 	records  string
 	matrix   []string
 	failFast bool
+	from     string
+	only     []string
+	stop     bool
+	part     plans.Part // from and only, resolved against the plan
 }
 
 const runUsage = `usage: lockstep run PLAN [flags]
@@ -52,6 +56,14 @@ Flags:
                        LOCKSTEP_VAR_NAME in the environment)
   -var-file FILE       read variables from an HCL file (repeatable)
   --keep               leave launched processes running at the end
+  --from STEP          run from STEP on (KIND.NAME, or NAME when unique): the
+                       steps before are re-confirmed, not run; a launch
+                       adopts the process an earlier attempt left running
+                       (and never starts one)
+  --only STEP[,STEP]   run only these steps; the steps they read are
+                       re-confirmed, the others left out
+  --stop               stop at the end the processes adopted (by default
+                       they are left running, as they were found)
   --note TEXT          a one-line reason for this attempt, kept in its record
   --json               print one JSON object per event
   --plain              print plain lines even on a terminal
@@ -71,6 +83,8 @@ Examples:
   lockstep run examples/quickstart.hcl
   lockstep run glm5.hcl -var moe_backend=flashinfer_trtllm --note "try trtllm"
   lockstep run redis.hcl --matrix policy=allkeys-lru,noeviction
+  lockstep run glm5.hcl --keep                 # then, the server still up:
+  lockstep run glm5.hcl --from benchmark.throughput
 `
 
 func parseRunFlags(args []string) (runFlags, error) {
@@ -93,6 +107,9 @@ func parseRunFlags(args []string) (runFlags, error) {
 		return nil
 	})
 	fs.BoolVar(&f.failFast, "fail-fast", false, "")
+	fs.StringVar(&f.from, "from", "", "")
+	fs.Var((*stepsFlag)(&f.only), "only", "")
+	fs.BoolVar(&f.stop, "stop", false, "")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return f, err
@@ -119,6 +136,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	writeDiagnostics(stderr, planFiles(p), diags) // warnings
+	part, err := p.PartOf(f.from, f.only)
+	if err != nil {
+		return usageError(stderr, "run: "+err.Error(), "lockstep explain "+f.plan+" lists the steps")
+	}
+	f.part = part
 	combos, err := matrixCombos(f.matrix)
 	if err != nil {
 		return flagsFailed("run", err, runUsage, stdout, stderr)
@@ -200,6 +222,8 @@ func runAttempt(ctx, force context.Context, signalled func() *ending, f runFlags
 			Start:    events.Start{Host: hostname(), User: username(), Note: note, Args: redactArgs(p, args), Lockstep: buildVersion()},
 			Keep:     f.keep,
 			Force:    force,
+			Part:     f.part,
+			Stop:     f.stop,
 		},
 		Records: root,
 		Opened: func(w *records.Writer) {

@@ -47,6 +47,7 @@ func TestStepAttributesRunAsExplained(t *testing.T) {
 		"log":         {strconv.Quote(dir + "/l.log"), dir + "/l.log"},
 		"grace":       {`"1s"`, "1s"},
 		"pidfile":     {strconv.Quote(dir + "/pid"), dir + "/pid"},
+		"adopt":       {"true", "true"},
 		"repeat":      {"2", "2"},
 	}
 	// says is what explain must say of an attribute whose value (as the
@@ -100,6 +101,9 @@ func TestStepAttributesRunAsExplained(t *testing.T) {
 				return said{text: "Follows the daemon", absent: true}
 			}
 			return said{text: "Follows the daemon named in: " + v}
+		},
+		"adopt": func(v string, _ map[string]string) said {
+			return said{text: "Adopts a server an earlier attempt kept on the plan's port: " + v, absent: v != "true"}
 		},
 		"repeat": func(v string, _ map[string]string) said {
 			return said{text: "Repeats: " + v + " times", absent: v == "1"}

@@ -83,6 +83,12 @@ type Start struct {
 	Args       []string          `json:"args,omitempty"` // the command line, sensitive -var values redacted
 	Steps      []Step            `json:"steps"`
 	Lockstep   string            `json:"lockstep_version,omitempty"`
+	// From and Only say the attempt ran part of the plan (--from STEP,
+	// --only STEP,...): the steps before re-confirmed, not acted.
+	From string   `json:"from,omitempty"`
+	Only []string `json:"only,omitempty"`
+	// Reconfirm lists the steps re-confirmed instead of run.
+	Reconfirm []string `json:"reconfirm,omitempty"`
 }
 
 // Action is what a step did before its confirm loop: the command run (as
@@ -97,6 +103,77 @@ type Action struct {
 	// Daemonized is set when the launch's command exited 0 into a daemon:
 	// PID, PGID and Command are then the daemon's, which the launch follows.
 	Daemonized bool `json:"daemonized,omitempty"`
+	// Process is who a launch started (or, daemonized, followed), whole:
+	// what a later attempt needs to find it again and to be sure it is
+	// the same process (pid and start time), its mark and its log.
+	Process *Held `json:"process,omitempty"`
+	// Adopted is set on a launch that started nothing: it adopted the
+	// process an earlier attempt launched and left running.
+	Adopted *Adoption `json:"adopted,omitempty"`
+}
+
+// Held is a launched process as a record keeps it for a later attempt
+// to adopt: the pid and its start time name one process across pid
+// reuse; the mark is inherited by all it starts.
+type Held struct {
+	Target string `json:"target"`
+	HeldProcess
+	// Launched is the process Start started, when the launch follows a
+	// daemon (Daemon): the members and the log are found through it.
+	Launched *HeldProcess `json:"launched,omitempty"`
+}
+
+// HeldProcess is one process of a Held launch.
+type HeldProcess struct {
+	PID       int    `json:"pid"`
+	PGID      int    `json:"pgid"`
+	Session   int    `json:"sid,omitempty"`
+	StartTime uint64 `json:"start_time"`
+	// Log is where the log was, as shown (a path with a sensitive part
+	// shows as such: the log is found by its identity, LogID, among the
+	// descriptors of the processes). There is no command line: /proc's
+	// may hold a secret; the action's command is the one shown.
+	Log    string `json:"log,omitempty"`
+	LogID  string `json:"log_id,omitempty"`
+	Mark   string `json:"mark,omitempty"`
+	Daemon bool   `json:"daemon,omitempty"`
+}
+
+// First is the process the launch started: Launched when it follows a
+// daemon, else the one held.
+func (h Held) First() HeldProcess {
+	if h.Launched != nil {
+		return *h.Launched
+	}
+	return h.HeldProcess
+}
+
+// Adoption says where an adopted process came from: the attempt that
+// launched it (or last adopted it) and how it was found.
+type Adoption struct {
+	Attempt int    `json:"attempt"`
+	PID     int    `json:"pid"`
+	Found   string `json:"found"` // "the record of attempt 3", "pidfile /run/x.pid", "the listener of 127.0.0.1:8080"
+	// Since is when attempt Attempt launched it.
+	Since time.Time `json:"since,omitzero"`
+}
+
+// Served is who answered an http probe or a load to a loopback address
+// of its target: the process holding the listening socket.
+type Served struct {
+	Address string `json:"address"` // the socket that answered: "127.0.0.1:8080", "0.0.0.0:8080"
+	PID     int    `json:"pid"`     // 0: a process this user cannot see
+	PGID    int    `json:"pgid,omitempty"`
+	Command string `json:"command,omitempty"`
+	// Step is the step of this attempt the process belongs to (a launch,
+	// adopted or not, or a run whose command left it running); "" when it
+	// is not of this attempt.
+	Step string `json:"step,omitempty"`
+	// Foreign says the attempt launched or adopted a server while the
+	// answer came from a process that is none of its own.
+	Foreign bool `json:"foreign,omitempty"`
+	// Error says why who answered could not be told.
+	Error string `json:"error,omitempty"`
 }
 
 // Observation is one turn of a confirm loop: what the probes read and what
@@ -190,6 +267,9 @@ type Outcome struct {
 	// inherited. They are the attempt's: stopped at the end of the run
 	// unless kept (the cleanup event says which).
 	Left []LeftProcess `json:"left,omitempty"`
+	// ServedBy says, for each http probe ("probe.NAME") and load
+	// ("load") of the step to a loopback address, who answered it last.
+	ServedBy map[string]Served `json:"served_by,omitempty"`
 	// NotKept, on attempt_finished as the views show it: the record could
 	// not be written in full, so the verdict is not kept (the run exits 3
 	// whatever Status says); it says what was lost.
@@ -265,6 +345,11 @@ type Cleanup struct {
 	Result  string   `json:"result"` // "stopped", "already exited with status 1", "kept running"
 	Log     string   `json:"log,omitempty"`
 	LogTail []string `json:"log_tail,omitempty"` // the last 40 lines of its log
+	// Process is the kept process whole, for a later attempt to adopt
+	// (set when Kept).
+	Process *Held `json:"process,omitempty"`
+	// Adopted says the process was adopted by this attempt, not launched.
+	Adopted bool `json:"adopted,omitempty"`
 }
 
 // Observer receives events in order. Emit must not block for long: the

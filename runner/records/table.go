@@ -14,15 +14,18 @@ type Table struct {
 
 // Row is one attempt in a table, as the json format gives it.
 type Row struct {
-	Plan       string             `json:"plan"`
-	Attempt    int                `json:"attempt"`
-	Started    time.Time          `json:"started,omitzero"`
-	Duration   time.Duration      `json:"-"`
-	DurationS  float64            `json:"duration_s"`
-	Status     string             `json:"status"`
-	FailedStep string             `json:"failed_step,omitempty"`
-	Why        string             `json:"why,omitempty"` // the error_message, else the reason
-	Note       string             `json:"note,omitempty"`
+	Plan       string        `json:"plan"`
+	Attempt    int           `json:"attempt"`
+	Started    time.Time     `json:"started,omitzero"`
+	Duration   time.Duration `json:"-"`
+	DurationS  float64       `json:"duration_s"`
+	Status     string        `json:"status"`
+	FailedStep string        `json:"failed_step,omitempty"`
+	Why        string        `json:"why,omitempty"` // the error_message, else the reason
+	Note       string        `json:"note,omitempty"`
+	// Resumed marks an attempt that ran part of its plan or adopted a
+	// process (Attempt.Resumed).
+	Resumed    string             `json:"resumed,omitempty"`
 	Changed    map[string]string  `json:"changed,omitempty"`         // variables that differ from the plan's defaults
 	Metrics    map[string]float64 `json:"metrics,omitempty"`         // every metric, by label
 	KeyMetrics []string           `json:"key_metrics,omitempty"`     // the labels shown as columns
@@ -80,6 +83,7 @@ func tableRows(atts []*Attempt, keys []string) []Row {
 			FailedStep: a.Outcome.Failed,
 			Why:        Why(&a.Outcome),
 			Note:       a.Start.Note,
+			Resumed:    a.Resumed(),
 			Unreadable: a.Unreadable,
 			KeyMetrics: keys,
 		}

@@ -73,6 +73,7 @@ step "launch" "server" {
   log     = "/tmp/server.log"
   grace   = "1s"
   keep    = true
+  adopt   = true
   postcondition {
     condition = self.alive && self.pid > 0
   }
@@ -115,6 +116,7 @@ step "wait" "up" {
     timeout = "2s"
 
     follow_redirects = true
+    require_own      = false
   }
   probe "gpu" "g" {}
   postcondition {
@@ -159,6 +161,7 @@ step "benchmark" "http" {
     warmup      = "1s"
     ramp        = "2s"
     timeout     = "2s"
+    require_own = false
   }
   repeat = 3
   postcondition {
@@ -189,6 +192,7 @@ step "benchmark" "openai" {
     headers        = { Authorization = "Bearer ${var.secret}" }
     keep_requests  = true
     timeout        = "2m"
+    require_own    = false
   }
 }
 
