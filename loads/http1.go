@@ -219,7 +219,7 @@ func (c *client1) connect() error {
 	defer cancel()
 	nc, err := c.dial(ctx, "tcp", c.w.addr)
 	if err != nil {
-		return &connectError{err}
+		return c.connectFailed(ctx, err)
 	}
 	if nc.SetDeadline(time.Time{}) != nil {
 		nc = newTimerConn(nc)
@@ -230,7 +230,7 @@ func (c *client1) connect() error {
 		tc := tls.Client(nc, c.w.tls)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			nc.Close()
-			return &connectError{err}
+			return c.connectFailed(ctx, err)
 		}
 		nc = tc
 	}
@@ -244,6 +244,16 @@ func (c *client1) connect() error {
 	// Cancelling the run must not wait for a request that may never end.
 	c.stopAbort = context.AfterFunc(c.runCtx, func() { nc.SetDeadline(time.Unix(1, 0)) })
 	return nil
+}
+
+// connectFailed tells a connect that failed from one the request's own
+// timeout cut short: that request timed out (errors_timeout), whatever
+// error the dialer wrapped the deadline in.
+func (c *client1) connectFailed(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && c.runCtx.Err() == nil {
+		return fmt.Errorf("connect: %w: %w", context.DeadlineExceeded, err)
+	}
+	return &connectError{err}
 }
 
 func (c *client1) counts() counts {

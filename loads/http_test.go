@@ -3,6 +3,7 @@ package loads_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -632,4 +634,33 @@ func TestHTTPTimeoutOnConnectionWithoutDeadlines(t *testing.T) {
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("Run after cancel = %v, want context.Canceled", err)
 	}
+}
+
+// A dial still waiting when the request's timeout passes (an SSH tunnel
+// whose host is slow to open the channel) is that request timing out,
+// not a failure to connect; a dial that fails is one.
+func TestHTTPDialCutByTimeoutIsATimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stalled := func(ctx context.Context, network, addr string) (net.Conn, error) {
+			<-ctx.Done()
+			return nil, fmt.Errorf("dial %s from the host: %w", addr, ctx.Err())
+		}
+		h := loads.HTTP{URL: "http://127.0.0.1:1/", Concurrency: 2, Requests: 4, Timeout: 2 * time.Second}
+		res, err := h.Run(t.Context(), stalled, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exactly(t, res.Metrics, "errors_timeout", 4)
+		exactly(t, res.Metrics, "errors_connect", 0)
+
+		refused := func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return nil, fmt.Errorf("dial %s from the host: %w", addr, syscall.ECONNREFUSED)
+		}
+		res, err = h.Run(t.Context(), refused, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exactly(t, res.Metrics, "errors_connect", 4)
+		exactly(t, res.Metrics, "errors_timeout", 0)
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"lockstep/loads"
 	"lockstep/runner/events"
 	"lockstep/schema"
+	"lockstep/targets"
 )
 
 // BenchmarkConfig is a benchmark step: a load (its load block) or a
@@ -228,6 +229,13 @@ func (c *BenchmarkConfig) runLevels(ctx context.Context, env Env, l loads.Config
 
 // loadRun is one run of a load, its progress told as it goes.
 func loadRun(ctx context.Context, env Env, l loads.Config) (loads.Result, error) {
+	// The target's own connection is made before the load's clock starts:
+	// made by the first requests, it would eat their timeout.
+	if p, ok := env.Target().(targets.DialPreparer); ok {
+		if err := p.PrepareDial(ctx); err != nil {
+			return loads.Result{}, err
+		}
+	}
 	return l.Run(ctx, env.Target().Dial, func(p loads.Progress) {
 		env.Progress(events.Progress{Elapsed: p.Elapsed, Done: p.Done, Errors: p.Errors, Rate: p.Rate})
 	})

@@ -1353,11 +1353,10 @@ func (s *SSH) Listeners(ctx context.Context, port int) ([]Listener, error) {
 // Dial connects to addr from the host (direct-tcpip): 127.0.0.1 is the
 // host's loopback.
 func (s *SSH) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	c, err := s.connect(ctx)
+	c, err := s.dialReady(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c.quickAcks(ctx)
 	conn, err := c.client.DialContext(ctx, network, addr)
 	if err != nil {
 		var oc *ssh.OpenChannelError
@@ -1367,4 +1366,21 @@ func (s *SSH) Dial(ctx context.Context, network, addr string) (net.Conn, error) 
 		return nil, s.errorf("dial %s %s from the host: %w", network, addr, err)
 	}
 	return conn, nil
+}
+
+// PrepareDial connects, and runs the session quickAcks needs, before the
+// first Dial (DialPreparer).
+func (s *SSH) PrepareDial(ctx context.Context) error {
+	_, err := s.dialReady(ctx)
+	return err
+}
+
+// dialReady returns the live connection, ready to carry forwarded traffic.
+func (s *SSH) dialReady(ctx context.Context) (*sshConn, error) {
+	c, err := s.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.quickAcks(ctx)
+	return c, nil
 }

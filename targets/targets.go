@@ -124,6 +124,16 @@ type Target interface {
 	Close() error
 }
 
+// DialPreparer is a Target whose Dial rides a connection of its own (an
+// SSH target's: the handshake, and a session run once so that forwarded
+// traffic is not held by delayed ACKs). PrepareDial makes that connection
+// ready, so that a caller timing its dials (a load) starts its clock
+// after it: that time is the target's, not any request's connect, and a
+// first request whose timeout it ate would be counted a connect failure.
+type DialPreparer interface {
+	PrepareDial(ctx context.Context) error
+}
+
 // Command is a shell command line and the environment it runs in.
 type Command struct {
 	Line string            // run with /bin/sh -c
