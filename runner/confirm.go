@@ -254,6 +254,10 @@ func (s *stepRun) observe(ctx context.Context) {
 		if err == nil {
 			s.self["alive"] = cty.BoolVal(st.Alive)
 			s.following = st.following
+		} else {
+			// Not what was last seen: a launch must not confirm, nor a
+			// condition hold, on a look that could not be made.
+			s.self["alive"] = cty.UnknownVal(cty.Bool)
 		}
 		s.cutOff(err)
 		for k, v := range daemonOutputs(s.own) {

@@ -77,7 +77,9 @@ func (c *LaunchConfig) Conditions(o Observed) []events.Condition {
 	alive := events.Condition{Kind: "default", Source: fmt.Sprintf("the process is alive after its grace period (%s)", grace), State: events.CondHeld}
 	if o.Following != "" {
 		alive.State, alive.Reason = events.CondNotYet, o.Following
-	} else if a := o.Self["alive"]; a == cty.NilVal || !a.IsKnown() || a.IsNull() || !a.True() {
+	} else if a := o.Self["alive"]; a != cty.NilVal && !a.IsKnown() {
+		alive.State, alive.Reason = events.CondNotYet, "its process could not be looked at"
+	} else if a == cty.NilVal || a.IsNull() || !a.True() {
 		alive.State, alive.Reason = events.CondFalse, "the process is not running"
 	} else if o.Elapsed < grace {
 		alive.State, alive.Reason = events.CondNotYet, fmt.Sprintf("alive, within its grace period (%s)", grace)

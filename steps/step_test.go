@@ -99,6 +99,9 @@ func TestKindsJudgeTheirOwnConditions(t *testing.T) {
 		{steps.Observed{Self: alive, Elapsed: 2 * time.Second}, events.CondHeld},
 		{steps.Observed{Self: map[string]cty.Value{"alive": cty.False}, Elapsed: time.Hour}, events.CondFalse},
 		{steps.Observed{Self: alive, Elapsed: time.Hour, Following: "waiting for the pid file"}, events.CondNotYet},
+		// The last look failed (a host not answering): never confirmed
+		// on the look before it.
+		{steps.Observed{Self: map[string]cty.Value{"alive": cty.UnknownVal(cty.Bool)}, Elapsed: time.Hour}, events.CondNotYet},
 	} {
 		conds := l.Conditions(c.o)
 		if len(conds) != 2 || conds[1].State != c.want || !strings.Contains(conds[1].Source, "grace period (2s)") {
