@@ -210,6 +210,9 @@ type server struct {
 	wants  []string
 	matrix string   // NAME
 	values []string // the matrix's values
+	// report, when set, is what the report of the matrix's attempts
+	// must hold (lockstep report -o FILE): a real server's sweep drawn.
+	report []string
 }
 
 // runServer runs the example twice. First with --keep, as a user debugging
@@ -241,11 +244,28 @@ func runServer(t *testing.T, ex server, port int) {
 	})
 
 	t.Run("matrix over the leftover", func(t *testing.T) {
-		res := run(t, nil, append([]string{"run", file, "--matrix", ex.matrix + "=" + strings.Join(ex.values, ",")}, ex.vars...)...)
+		records := []string{"LOCKSTEP_RECORDS=" + t.TempDir()} // the report reads the matrix's attempts
+		res := run(t, records, append([]string{"run", file, "--matrix", ex.matrix + "=" + strings.Join(ex.values, ",")}, ex.vars...)...)
 		t.Logf("the table:\n%s", matrixTable(t, ex.plan, ex.matrix, ex.values, res))
 		if c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
 			c.Close()
 			t.Errorf("port %d still open after the plan: its launch was not stopped", port)
+		}
+		if len(ex.report) == 0 {
+			return
+		}
+		out := filepath.Join(t.TempDir(), "report.html")
+		if rep := run(t, records, "report", file, "-o", out); rep.code != 0 {
+			t.Fatalf("lockstep report: exit %d\n%s%s", rep.code, rep.stdout, rep.stderr)
+		}
+		html, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range ex.report {
+			if !strings.Contains(string(html), want) {
+				t.Errorf("the report of the matrix's attempts lacks %q", want)
+			}
 		}
 	})
 }

@@ -69,6 +69,10 @@ func TestLlamaCpp(t *testing.T) {
 		},
 		matrix: "parallel",
 		values: []string{"1", "2"},
+		// Both attempts' sweeps, each level a point: TTFT and ITL p99
+		// against output tokens/s.
+		report: []string{`<section id="sweeps">`, "benchmark.sweep: ttft_p99_ms against output_tokens_per_s",
+			"benchmark.sweep: itl_p99_ms against output_tokens_per_s", "<svg"},
 	}, p)
 
 	// failed checks a run that must fail in one step, say why with the
