@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"lockstep/plans"
+	"lockstep/views/browsertest"
 )
 
 // The examples run here as a user runs them: the real lockstep binary,
@@ -266,6 +267,19 @@ func runServer(t *testing.T, ex server, port int) {
 			if !strings.Contains(string(html), want) {
 				t.Errorf("the report of the matrix's attempts lacks %q", want)
 			}
+		}
+		if !browsertest.Available() {
+			t.Log("no Chromium (apt-get install chromium): the report is not loaded in a browser")
+			return
+		}
+		page, err := browsertest.Load(out, filepath.Join(t.TempDir(), "chromium"), "#sweeps svg", "#attempts table", "script")
+		if err != nil {
+			t.Fatal(err)
+		}
+		browsertest.KeepArtifact("report-"+ex.plan+".png", page.Screenshot)
+		if len(page.Problems) > 0 || page.Counts[0] == 0 || page.Counts[1] == 0 || page.Counts[2] != 0 {
+			t.Errorf("the report in Chromium: %d sweep charts, %d attempts tables, %d scripts (want charts, a table, no script); the page reported %q",
+				page.Counts[0], page.Counts[1], page.Counts[2], page.Problems)
 		}
 	})
 }
