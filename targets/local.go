@@ -266,9 +266,11 @@ func markedEnv(c Command, mark string) map[string]string {
 }
 
 // forkMu is held while lockstep carries a command's mark itself
-// (startMarked), and by whatever else of this package starts a process
-// on this machine, which would inherit the mark if it forked then.
-var forkMu sync.Mutex
+// (startMarked), and shared by whatever else of this package starts a
+// process on this machine, which would inherit the mark if it forked
+// then: unmarked starts run at once beside each other (a fleet's ssh -G
+// of 50 hosts), never beside a marked one.
+var forkMu sync.RWMutex
 
 // startMarked starts cmd marked from its first instruction with mark's
 // RLIMIT_RTTIME soft limit: lockstep takes the limit itself for the
@@ -310,8 +312,8 @@ func startMarked(cmd *exec.Cmd, mark string) error {
 // startUnmarked starts cmd, not marked: never while lockstep carries a
 // mark for a command of its own.
 func startUnmarked(cmd *exec.Cmd) error {
-	forkMu.Lock()
-	defer forkMu.Unlock()
+	forkMu.RLock()
+	defer forkMu.RUnlock()
 	return cmd.Start()
 }
 
