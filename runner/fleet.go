@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -401,16 +402,20 @@ func fleetCleanup(cs []*events.Cleanup) *events.Cleanup {
 		}
 		byResult[c.Result] = append(byResult[c.Result], c.Host)
 	}
-	var parts []string
+	// The usual results first, then the hosts that went otherwise: the
+	// same line whatever order the hosts' launches were made in.
+	var usual, other []string
 	for _, res := range order {
 		hs := byResult[res]
 		if usualCleanup(res) {
-			parts = append(parts, fmt.Sprintf("%s on %d of %d hosts", res, len(hs), len(cs)))
+			usual = append(usual, fmt.Sprintf("%s on %d of %d hosts", res, len(hs), len(cs)))
 		} else {
-			parts = append(parts, fmt.Sprintf("%s: %s", strings.Join(hs, ", "), res))
+			other = append(other, fmt.Sprintf("%s: %s", strings.Join(hs, ", "), res))
 		}
 	}
-	return &events.Cleanup{Hosts: len(cs), Result: strings.Join(parts, "; ")}
+	sort.Strings(usual)
+	sort.Strings(other)
+	return &events.Cleanup{Hosts: len(cs), Result: strings.Join(append(usual, other...), "; ")}
 }
 
 // usualCleanup is a cleanup result that goes without saying host by host.
