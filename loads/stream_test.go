@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"lockstep/internal/cpubench"
 )
 
 // BenchmarkReadStream reads one streamed chat answer of 64 tokens as the
@@ -27,7 +29,7 @@ func BenchmarkReadStream(b *testing.B) {
 	wk := &openaiWorker{}
 	b.ReportAllocs()
 	b.SetBytes(int64(sse.Len()))
-	cpu0, measured := processCPU()
+	cpu := cpubench.Now()
 	for range b.N {
 		var out outcome
 		var answer, reasoning strings.Builder
@@ -36,7 +38,5 @@ func BenchmarkReadStream(b *testing.B) {
 			b.Fatal(err, out.outTokens)
 		}
 	}
-	if cpu1, _ := processCPU(); measured {
-		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
-	}
+	cpu.ReportPerOp(b)
 }

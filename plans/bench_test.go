@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
+	"lockstep/internal/cpubench"
 	"lockstep/plans"
 )
 
@@ -146,15 +147,13 @@ func benchPlans(b *testing.B, read func(src []byte) hcl.Diagnostics) {
 		b.Run(fmt.Sprintf("steps=%d", n), func(b *testing.B) {
 			b.SetBytes(int64(len(src)))
 			b.ReportAllocs()
-			cpu0, measured := processCPU()
+			cpu := cpubench.Now()
 			for b.Loop() {
 				if diags := read(src); diags.HasErrors() {
 					b.Fatal(diags.Error())
 				}
 			}
-			if cpu1, _ := processCPU(); measured {
-				b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
-			}
+			cpu.ReportPerOp(b)
 		})
 	}
 }

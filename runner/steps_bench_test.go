@@ -8,10 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"lockstep/internal/cpubench"
 	"lockstep/plans"
 	"lockstep/runner"
 	"lockstep/runner/events"
@@ -46,7 +46,7 @@ func BenchmarkLocalRunSteps(b *testing.B) {
 	b.Run("exec-loop", func(b *testing.B) {
 		const n = 1000
 		var total time.Duration
-		cpu := startCPU()
+		cpu := cpubench.Now()
 		for b.Loop() {
 			start := time.Now()
 			for range n {
@@ -56,33 +56,21 @@ func BenchmarkLocalRunSteps(b *testing.B) {
 			}
 			total += time.Since(start)
 		}
-		cpu.report(b, b.N*n)
+		reportCPU(b, cpu, b.N*n)
 		b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N)/n, "ms/step")
 	})
 }
 
-// cpuTimes are the CPU times of this process and of its children (those
-// waited for) at a point.
-type cpuTimes struct{ self, children time.Duration }
-
-func startCPU() cpuTimes {
-	var t cpuTimes
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-		t.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+// reportCPU reports the CPU time used since m per step, for steps steps:
+// lockstep's own and its commands' (the children it waited for).
+func reportCPU(b *testing.B, m cpubench.Mark, steps int) {
+	self, children, ok := m.Since()
+	if !ok {
+		return
 	}
-	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) == nil {
-		t.children = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	return t
-}
-
-// report reports the CPU time used since t per step, for steps steps.
-func (t cpuTimes) report(b *testing.B, steps int) {
-	now := startCPU()
 	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(steps) }
-	b.ReportMetric(per(now.self-t.self), "cpu-ms/step")
-	b.ReportMetric(per(now.children-t.children), "child-cpu-ms/step")
+	b.ReportMetric(per(self), "cpu-ms/step")
+	b.ReportMetric(per(children), "child-cpu-ms/step")
 }
 
 // benchRunSteps runs a plan of n run steps of true, through Run, or with
@@ -105,7 +93,7 @@ func benchRunSteps(b *testing.B, n int, recorded bool) {
 	}
 	local := targets.NewLocal()
 	var first, last, total time.Duration
-	cpu := startCPU()
+	cpu := cpubench.Now()
 	for b.Loop() {
 		o := &stepTimes{}
 		opts := runner.Options{
@@ -135,7 +123,7 @@ func benchRunSteps(b *testing.B, n int, recorded bool) {
 		last += o.end.Sub(o.starts[len(o.starts)-100])
 	}
 	runs := float64(b.N)
-	cpu.report(b, b.N*n)
+	reportCPU(b, cpu, b.N*n)
 	b.ReportMetric(float64(total.Microseconds())/1000/runs/float64(n), "ms/step")
 	b.ReportMetric(float64(first.Microseconds())/1000/runs/100, "first100-ms/step")
 	b.ReportMetric(float64(last.Microseconds())/1000/runs/100, "last100-ms/step")
