@@ -2,13 +2,9 @@ package runner_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"lockstep/plans"
 	"lockstep/runner"
 	"lockstep/runner/events"
 	"lockstep/targets"
@@ -18,39 +14,18 @@ import (
 // target per host (each its own, as each host of a real fleet is): the
 // fleet step's machinery, rule and outputs without network namespaces
 // (the fleet_*.txtar scripts run it against real hosts).
-func runFleet(t *testing.T, src string, hosts int) (runner.Result, *collect) {
+func runFleet(t *testing.T, src string) (runner.Result, *collect) {
 	t.Helper()
-	dir := t.TempDir()
-	t.Chdir(dir)
-	path := filepath.Join(dir, "plan.hcl")
-	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p, diags := plans.ParseFile(path)
-	if diags.HasErrors() {
-		t.Fatalf("parse: %s", diags.Error())
-	}
-	scope, diags := p.Resolve(plans.Inputs{})
-	if diags.HasErrors() {
-		t.Fatalf("resolve: %s", diags.Error())
-	}
 	c := &collect{}
-	res := runner.Run(context.Background(), runner.Options{
-		Plan:    p,
-		Scope:   scope,
-		Targets: func(string, func(events.Event)) (targets.Target, error) { return targets.NewLocal(), nil },
-		Fleets: func(name string, _ func(events.Event)) ([]runner.FleetHost, error) {
-			hs, err := scope.FleetHosts(p.Target(name))
+	res := runSource(t, context.Background(), c, src, nil, func(o *runner.Options) {
+		o.Fleets = func(name string, _ func(events.Event)) ([]runner.FleetHost, error) {
+			hs, err := o.Scope.FleetHosts(o.Plan.Target(name))
 			var out []runner.FleetHost
 			for _, h := range hs {
 				out = append(out, runner.FleetHost{Name: h, Target: targets.NewLocal()})
 			}
 			return out, err
-		},
-		Observer:  c,
-		Attempt:   1,
-		LogDir:    filepath.Join(dir, "logs"),
-		StopGrace: time.Second,
+		}
 	})
 	return res, c
 }
@@ -81,7 +56,7 @@ step "run" "each" {
   `+tc.rule+`
   command = "echo ${target.host} ${target.rank} ${length(target.hosts)}; test ${target.rank} != 1"
 }
-`, 4)
+`)
 			out := c.finished("run.each")
 			if out == nil || out.Status != tc.want || !strings.Contains(out.Reason, tc.reason) {
 				t.Fatalf("run.each = %+v, want %s with %q", out, tc.want, tc.reason)
@@ -126,7 +101,7 @@ step "assert" "outputs" {
     condition = length(distinct(step.launch.server[*].pid)) == 4 && byhost(step.launch.server)["c"].rank == 2
   }
 }
-`, 4)
+`)
 	if res.Status != events.Confirmed {
 		t.Fatalf("result %+v: %+v", res, c.finished(res.Failed))
 	}
@@ -171,7 +146,7 @@ step "wait" "never" {
     condition = probe.kill.exit_code == 1
   }
 }
-`, 4)
+`)
 	out := c.finished("wait.never")
 	if out == nil || out.Status != events.Failed || !strings.Contains(out.Reason, "(d), the step allows no host to fail; d: launch.server (pid ") {
 		t.Fatalf("wait.never = %+v", out)

@@ -67,6 +67,14 @@ func runPlan(t *testing.T, ctx context.Context, src string, vars ...string) (run
 // runPlanWith runs src in a fresh directory with obs for its observer.
 func runPlanWith(t *testing.T, ctx context.Context, obs events.Observer, src string, vars ...string) runner.Result {
 	t.Helper()
+	return runSource(t, ctx, obs, src, vars, nil)
+}
+
+// runSource runs src in a fresh directory, its targets local, with obs
+// for its observer; edit, when given, changes the options (a fleet's
+// hosts) once the plan is parsed and resolved.
+func runSource(t *testing.T, ctx context.Context, obs events.Observer, src string, vars []string, edit func(*runner.Options)) runner.Result {
+	t.Helper()
 	dir := t.TempDir()
 	t.Chdir(dir)
 	path := filepath.Join(dir, "plan.hcl")
@@ -81,7 +89,7 @@ func runPlanWith(t *testing.T, ctx context.Context, obs events.Observer, src str
 	if diags.HasErrors() {
 		t.Fatalf("resolve: %s", diags.Error())
 	}
-	return runner.Run(ctx, runner.Options{
+	o := runner.Options{
 		Plan:      p,
 		Scope:     scope,
 		Targets:   func(string, func(events.Event)) (targets.Target, error) { return targets.NewLocal(), nil },
@@ -89,7 +97,11 @@ func runPlanWith(t *testing.T, ctx context.Context, obs events.Observer, src str
 		Attempt:   1,
 		LogDir:    filepath.Join(dir, "logs"),
 		StopGrace: time.Second,
-	})
+	}
+	if edit != nil {
+		edit(&o)
+	}
+	return runner.Run(ctx, o)
 }
 
 func TestRunConfirmsAndStops(t *testing.T) {
