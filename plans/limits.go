@@ -345,15 +345,25 @@ func checkTree(node hclsyntax.Node) hcl.Diagnostics {
 }
 
 // checkAndBound is checkTree and boundOperators in one walk, for a tree
-// that is discarded when the check fails.
-func checkAndBound(node hclsyntax.Node) hcl.Diagnostics {
-	return walkTree(node, map[*hclsyntax.Operation]*hclsyntax.Operation{})
+// that is discarded when the check fails. The same walk scans each
+// attribute's expression for what it reads and calls (exprScan), in the
+// order of the walk, for the analysis of the plan; attrs is about how
+// many attributes the tree holds, to size what holds them.
+func checkAndBound(node hclsyntax.Node, attrs int) (*fileScan, hcl.Diagnostics) {
+	f := &fileScan{roots: make([]rootScan, 0, attrs)}
+	f.exprScan.vars = make([]hcl.Traversal, 0, attrs)
+	w := &treeChecker{ops: map[*hclsyntax.Operation]*hclsyntax.Operation{}, scan: f}
+	diags := w.run(node)
+	return f, diags
 }
 
 // walkTree checks node, and binds its arithmetic as it goes when ops (the
 // operations bound so far) is not nil.
-func walkTree(node hclsyntax.Node, ops map[*hclsyntax.Operation]*hclsyntax.Operation) (diags hcl.Diagnostics) {
-	w := &treeChecker{ops: ops}
+func walkTree(node hclsyntax.Node, ops map[*hclsyntax.Operation]*hclsyntax.Operation) hcl.Diagnostics {
+	return (&treeChecker{ops: ops}).run(node)
+}
+
+func (w *treeChecker) run(node hclsyntax.Node) (diags hcl.Diagnostics) {
 	defer func() {
 		if r := recover(); r != nil {
 			if r != errTooDeep {
@@ -371,9 +381,20 @@ type treeChecker struct {
 	deep  hcl.Range
 	diags hcl.Diagnostics
 	ops   map[*hclsyntax.Operation]*hclsyntax.Operation
+
+	// scan, when not nil, gathers what each expression at depth 0 (an
+	// attribute's) reads and calls.
+	scan *fileScan
+	at   rootScan // the expression being walked
 }
 
 func (w *treeChecker) Enter(n hclsyntax.Node) hcl.Diagnostics {
+	if w.scan != nil {
+		if w.depth == 0 {
+			w.at.vars[0], w.at.calls[0] = int32(len(w.scan.exprScan.vars)), int32(len(w.scan.exprScan.calls))
+		}
+		w.scan.Enter(n)
+	}
 	e, ok := n.(hclsyntax.Expression)
 	if !ok {
 		return nil
@@ -403,8 +424,18 @@ func (w *treeChecker) Enter(n hclsyntax.Node) hcl.Diagnostics {
 }
 
 func (w *treeChecker) Exit(n hclsyntax.Node) hcl.Diagnostics {
-	if _, ok := n.(hclsyntax.Expression); ok {
-		w.depth--
+	if w.scan != nil {
+		w.scan.Exit(n)
+	}
+	e, ok := n.(hclsyntax.Expression)
+	if !ok {
+		return nil
+	}
+	w.depth--
+	if w.depth == 0 && w.scan != nil {
+		w.at.expr = e
+		w.at.vars[1], w.at.calls[1] = int32(len(w.scan.exprScan.vars)), int32(len(w.scan.exprScan.calls))
+		w.scan.roots = append(w.scan.roots, w.at)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package plans
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math/big"
@@ -54,7 +55,7 @@ func parse(filename string, src []byte, maxBytes int) (*Plan, hcl.Diagnostics) {
 		Name:     strings.TrimSuffix(filepath.Base(filename), filepath.Ext(filename)),
 		Files:    map[string]*hcl.File{},
 	}
-	file, diags := parseSource(filename, src, maxBytes)
+	file, roots, diags := parseScanned(filename, src, maxBytes)
 	if file != nil {
 		p.Files[filename] = file
 	}
@@ -63,17 +64,18 @@ func parse(filename string, src []byte, maxBytes int) (*Plan, hcl.Diagnostics) {
 		sortDiagnostics(diags)
 		return p, diags
 	}
-	diags = append(diags, decodeBody(p, file.Body)...)
+	diags = append(diags, decodeBody(p, file.Body, roots)...)
 	sortDiagnostics(diags)
 	return p, diags
 }
 
 // decodeBody decodes the body of p's file into p, analyses what each
-// expression reads and checks it.
-func decodeBody(p *Plan, body hcl.Body) hcl.Diagnostics {
+// expression reads and checks it. roots is what the parse's walk found in
+// each expression (parseScanned); one it lacks is walked anew.
+func decodeBody(p *Plan, body hcl.Body, roots *fileScan) hcl.Diagnostics {
 	d := &decoder{lang: Language(), plan: p, src: p.Source, funcs: Functions(), regexErrs: map[string]error{}}
 	diags := d.decode(body)
-	d.analysis = analyse(p, d.source)
+	d.analysis = analyse(p, d.source, roots)
 	return append(diags, d.check()...)
 }
 
@@ -1249,23 +1251,35 @@ func misspellings(body hcl.Body, schema *hcl.BodySchema) map[string]bool {
 // keep hcl's parser and evaluator from recursing or computing without
 // bound are checked around it (limits.go).
 func parseSource(filename string, src []byte, max int) (*hcl.File, hcl.Diagnostics) {
+	file, _, diags := parseScanned(filename, src, max)
+	return file, diags
+}
+
+// parseScanned is parseSource that also returns what the limits' walk of
+// a native-syntax file found in each attribute's expression (nil for
+// JSON), for the analysis (analyse) to read instead of walking again.
+func parseScanned(filename string, src []byte, max int) (*hcl.File, *fileScan, hcl.Diagnostics) {
 	if diags := CheckSource(filename, src, max); diags.HasErrors() {
 		// The file is kept so the diagnostic can show its line.
-		return &hcl.File{Bytes: src}, diags
+		return &hcl.File{Bytes: src}, nil, diags
 	}
 	if strings.HasSuffix(filename, ".json") {
-		return json.Parse(src, filename)
+		file, diags := json.Parse(src, filename)
+		return file, nil, diags
 	}
 	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
 	if diags.HasErrors() {
-		return file, diags
+		return file, nil, diags
 	}
+	var roots *fileScan
 	if body, ok := file.Body.(*hclsyntax.Body); ok {
-		if ds := checkAndBound(body); ds.HasErrors() {
-			return &hcl.File{Bytes: src}, ds
+		var ds hcl.Diagnostics
+		// Every attribute has an equals sign: a few more are operators.
+		if roots, ds = checkAndBound(body, bytes.Count(src, []byte{'='})); ds.HasErrors() {
+			return &hcl.File{Bytes: src}, nil, ds
 		}
 	}
-	return file, diags
+	return file, roots, diags
 }
 
 // readLimited reads a file of at most max bytes; a longer one is read

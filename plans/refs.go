@@ -233,8 +233,14 @@ func (a *analysis) expr(e hcl.Expression) Refs {
 	if e == nil {
 		return nil
 	}
+	se, native := e.(hclsyntax.Expression)
+	if native {
+		if f, ok := a.native[se]; ok {
+			return f.refs // scanned by the parse (scanned)
+		}
+	}
 	f := a.facts(e)
-	if se, native := e.(hclsyntax.Expression); native {
+	if native {
 		a.native[se] = f
 	} else {
 		a.json[e.Range()] = f
@@ -258,7 +264,7 @@ func (a *analysis) condition(c *Condition) {
 // local, condition, step attribute, probe and load, each step's Reads
 // (everything it reads) and each probe's Reads (the outputs its step
 // reads of it).
-func analyse(p *Plan, source func(hcl.Range) []byte) *analysis {
+func analyse(p *Plan, source func(hcl.Range) []byte, roots *fileScan) *analysis {
 	// Sized for the plan: a map grown one insertion at a time copies
 	// itself again and again.
 	n := 2 * len(p.Locals)
@@ -271,7 +277,13 @@ func analyse(p *Plan, source func(hcl.Range) []byte) *analysis {
 			n += len(s.Load.Attrs)
 		}
 	}
+	if roots != nil {
+		n = max(n, len(roots.roots))
+	}
 	a := &analysis{native: make(map[hclsyntax.Expression]exprFacts, n), json: map[hcl.Range]exprFacts{}, refs: map[string]Ref{}, source: source}
+	if roots != nil {
+		a.scanned(roots)
+	}
 	for _, v := range p.Variables {
 		for _, c := range v.Validations {
 			a.condition(c)
@@ -284,6 +296,25 @@ func analyse(p *Plan, source func(hcl.Range) []byte) *analysis {
 		a.step(s)
 	}
 	return a
+}
+
+// scanned records the facts of each expression the parse's walk scanned
+// (parseScanned), their references in one array: a plan has thousands.
+func (a *analysis) scanned(f *fileScan) {
+	all := make(Refs, 0, len(f.exprScan.vars))
+	for _, r := range f.roots {
+		facts := exprFacts{calls: f.calls(r)}
+		if vars := f.vars(r); len(vars) > 0 {
+			// Appended in place: all has room for every reference.
+			refs := all[len(all):len(all)]
+			for _, tr := range vars {
+				refs = refs.add(a.ref(tr))
+			}
+			all = all[:len(all)+len(refs)]
+			facts.refs = slices.Clip(refs)
+		}
+		a.native[r.expr] = facts
+	}
 }
 
 func (a *analysis) step(s *Step) {
