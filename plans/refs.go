@@ -322,7 +322,7 @@ func (a *analysis) step(s *Step) {
 	var all Refs
 	// Every attribute the step sets, whatever its kind (the constants
 	// read nothing; the target is a reference of its own).
-	for _, name := range keys(s.Attrs) {
+	for _, name := range attrNames(s.Attrs, &s.names) {
 		if name == "target" {
 			continue
 		}
@@ -332,7 +332,7 @@ func (a *analysis) step(s *Step) {
 	}
 	for _, p := range s.Probes {
 		p.AttrRefs = a.attrs(p.Attrs)
-		for _, name := range keys(p.AttrRefs) { // in order: Reads is the same each time
+		for _, name := range attrNames(p.Attrs, &p.names) { // in order: Reads is the same each time
 			all = all.union(p.AttrRefs[name])
 		}
 	}
@@ -346,7 +346,7 @@ func (a *analysis) step(s *Step) {
 	all = all.union(checked)
 	if s.Load != nil {
 		s.Load.AttrRefs = a.attrs(s.Load.Attrs)
-		for _, name := range keys(s.Load.AttrRefs) {
+		for _, name := range attrNames(s.Load.Attrs, &s.Load.names) {
 			all = all.union(s.Load.AttrRefs[name])
 		}
 	}

@@ -150,7 +150,8 @@ func common(timeout, interval time.Duration) Common {
 // and blocks it has, and where.
 type Shape struct {
 	Decl  hcl.Range
-	Attrs map[string]hcl.Range // the attributes set, at their expressions
+	// Attrs are the attributes set, by name: the step's own, not a copy.
+	Attrs map[string]hcl.Expression
 	// Blocks are the step's blocks in file order (a block that did not
 	// decode too, at Decl).
 	Blocks []Part
