@@ -38,7 +38,7 @@ type checker struct {
 	vars    map[string]*Variable
 	locals  map[string]*Local
 	targets map[string]*Target
-	steps   map[string]int // address -> index in file order
+	steps   map[[2]string]int // kind and name -> index in file order
 	funcs   map[string]bool
 
 	// typed unknowns standing in for run-time values, to learn the type of
@@ -65,7 +65,7 @@ func (d *decoder) check() hcl.Diagnostics {
 		vars:     map[string]*Variable{},
 		locals:   map[string]*Local{},
 		targets:  map[string]*Target{},
-		steps:    make(map[string]int, len(d.plan.Steps)),
+		steps:    make(map[[2]string]int, len(d.plan.Steps)),
 		funcs:    map[string]bool{},
 		contexts: map[*Step]*hcl.EvalContext{},
 		shared:   map[string]*hcl.EvalContext{},
@@ -85,7 +85,7 @@ func (d *decoder) check() hcl.Diagnostics {
 		c.targets[t.Name] = t
 	}
 	for i, s := range d.plan.Steps {
-		c.steps[s.Addr()] = i
+		c.steps[[2]string{s.Kind, s.Name}] = i
 	}
 	c.buildValues()
 

@@ -125,10 +125,15 @@ func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
 	}
 	content, diags := bodyContent(body, schema)
 
-	seen := make(map[string]hcl.Range, len(content.Blocks)) // "variable.x" -> first declaration
-	dup := func(kind, name string, rng hcl.Range, subject hcl.Range) bool {
-		key := kind + "." + name
+	// {"variable", "x"} or {"step", "run", "x"} -> first declaration
+	seen := make(map[[3]string]hcl.Range, len(content.Blocks))
+	dup := func(kind string, names [2]string, rng hcl.Range, subject hcl.Range) bool {
+		key := [3]string{kind, names[0], names[1]}
 		if first, ok := seen[key]; ok {
+			name := names[0]
+			if names[1] != "" {
+				name += "." + names[1] // a step's address
+			}
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  fmt.Sprintf("Duplicate %s %q", kind, name),
@@ -161,7 +166,7 @@ func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
 		case "variable":
 			v, ds := d.decodeVariable(block)
 			diags = append(diags, ds...)
-			if !dup("variable", v.Name, v.DeclRange, block.LabelRanges[0]) {
+			if !dup("variable", [2]string{v.Name}, v.DeclRange, block.LabelRanges[0]) {
 				d.plan.Variables = append(d.plan.Variables, v)
 			}
 		case "locals":
@@ -169,14 +174,14 @@ func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
 			diags = append(diags, ds...)
 			for _, a := range sortedAttrs(attrs) {
 				diags = append(diags, d.checkName("local", a.Name, a.NameRange)...)
-				if !dup("local", a.Name, a.NameRange, a.NameRange) {
+				if !dup("local", [2]string{a.Name}, a.NameRange, a.NameRange) {
 					d.plan.Locals = append(d.plan.Locals, &Local{Name: a.Name, Expr: a.Expr, DeclRange: a.NameRange})
 				}
 			}
 		case "target":
 			t, ds := d.decodeTarget(block)
 			diags = append(diags, ds...)
-			if !dup("target", t.Name, t.DeclRange, block.LabelRanges[0]) {
+			if !dup("target", [2]string{t.Name}, t.DeclRange, block.LabelRanges[0]) {
 				d.plan.Targets = append(d.plan.Targets, t)
 				if t.Name == LocalTarget {
 					d.localTarget = true
@@ -185,7 +190,7 @@ func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
 		case "step":
 			s, ds := d.decodeStep(block)
 			diags = append(diags, ds...)
-			if !dup("step", s.Addr(), s.DeclRange, hcl.RangeBetween(block.LabelRanges[0], block.LabelRanges[1])) {
+			if !dup("step", [2]string{s.Kind, s.Name}, s.DeclRange, hcl.RangeBetween(block.LabelRanges[0], block.LabelRanges[1])) {
 				d.plan.Steps = append(d.plan.Steps, s)
 			}
 		}
@@ -734,9 +739,12 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 		for name, a := range sb.Attributes {
 			s.Attrs[name] = a.Expr
 		}
+		// One array for the blocks, as bodyContent makes.
+		hb := make([]hcl.Block, len(sb.Blocks))
 		blocks = make([]*hcl.Block, len(sb.Blocks))
 		for i, b := range sb.Blocks {
-			blocks[i] = b.AsHCLBlock()
+			hb[i] = hcl.Block{Type: b.Type, Labels: b.Labels, Body: b.Body, DefRange: b.DefRange(), TypeRange: b.TypeRange, LabelRanges: b.LabelRanges}
+			blocks[i] = &hb[i]
 		}
 	} else {
 		var content *hcl.BodyContent

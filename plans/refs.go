@@ -318,34 +318,63 @@ func (a *analysis) scanned(f *fileScan) {
 }
 
 func (a *analysis) step(s *Step) {
-	s.AttrRefs = map[string]Refs{}
-	var all Refs
+	// Each expression first, so that what gathers them is made once.
+	s.AttrRefs = make(map[string]Refs, len(s.Attrs))
+	n := 0
 	// Every attribute the step sets, whatever its kind (the constants
 	// read nothing; the target is a reference of its own).
 	for _, name := range attrNames(s.Attrs, &s.names) {
-		if name == "target" {
-			continue
+		if name != "target" {
+			s.AttrRefs[name] = a.expr(s.Attrs[name])
+			n += len(s.AttrRefs[name])
 		}
-		rs := a.expr(s.Attrs[name])
-		s.AttrRefs[name] = rs
-		all = all.union(rs)
 	}
 	for _, p := range s.Probes {
 		p.AttrRefs = a.attrs(p.Attrs)
+		for _, rs := range p.AttrRefs {
+			n += len(rs)
+		}
+	}
+	nChecked := len(s.AttrRefs["progress"])
+	for _, cs := range [][]*Condition{s.Postconditions, s.AbortIfs} {
+		for _, c := range cs {
+			a.condition(c)
+			nChecked += len(c.Refs) + len(c.MessageRefs)
+		}
+	}
+	if s.Load != nil {
+		s.Load.AttrRefs = a.attrs(s.Load.Attrs)
+		for _, rs := range s.Load.AttrRefs {
+			n += len(rs)
+		}
+	}
+
+	var all, checked Refs
+	if n+nChecked > 0 {
+		all = make(Refs, 0, n+nChecked)
+	}
+	for _, name := range s.names {
+		if name != "target" {
+			all = all.union(s.AttrRefs[name])
+		}
+	}
+	for _, p := range s.Probes {
 		for _, name := range attrNames(p.Attrs, &p.names) { // in order: Reads is the same each time
 			all = all.union(p.AttrRefs[name])
 		}
 	}
 	// What the conditions and progress read of the probes: each probe
 	// gathers only that.
-	checked := slices.Clip(s.AttrRefs["progress"]) // its own array: checked grows
-	for _, c := range slices.Concat(s.Postconditions, s.AbortIfs) {
-		a.condition(c)
-		checked = checked.union(c.Refs).union(c.MessageRefs)
+	if nChecked > 0 {
+		checked = make(Refs, 0, nChecked).union(s.AttrRefs["progress"])
+	}
+	for _, cs := range [][]*Condition{s.Postconditions, s.AbortIfs} {
+		for _, c := range cs {
+			checked = checked.union(c.Refs).union(c.MessageRefs)
+		}
 	}
 	all = all.union(checked)
 	if s.Load != nil {
-		s.Load.AttrRefs = a.attrs(s.Load.Attrs)
 		for _, name := range attrNames(s.Load.Attrs, &s.Load.names) {
 			all = all.union(s.Load.AttrRefs[name])
 		}
@@ -434,8 +463,7 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 		if k == nil {
 			return errd("Invalid reference", fmt.Sprintf("There is no step kind %q.%s Write step.KIND.NAME.ATTR.", kind, didYouMean(kind, c.stepKindNames())))
 		}
-		addr := kind + "." + name
-		idx, ok := c.steps[addr]
+		idx, ok := c.steps[[2]string{kind, name}]
 		if !ok {
 			var same []string
 			for _, s := range c.plan.Steps {
@@ -446,6 +474,7 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 			return errd("Reference to undeclared step",
 				fmt.Sprintf("There is no %s step named %q.%s", kind, name, didYouMean(name, same)))
 		}
+		addr := kind + "." + name
 		if idx == stepIdx {
 			return errd("Reference to this step through step",
 				fmt.Sprintf("step.%s is the step being checked. Refer to its own outputs with self.ATTR.", addr))
