@@ -347,12 +347,14 @@ func checkTree(node hclsyntax.Node) hcl.Diagnostics {
 // checkAndBound is checkTree and boundOperators in one walk, for a tree
 // that is discarded when the check fails. The same walk scans each
 // attribute's expression for what it reads and calls (exprScan), in the
-// order of the walk, for the analysis of the plan; attrs is about how
-// many attributes the tree holds, to size what holds them.
-func checkAndBound(node hclsyntax.Node, attrs int) (*fileScan, hcl.Diagnostics) {
+// order of the walk, for the analysis of the plan. src is the text node
+// was parsed from.
+func checkAndBound(node hclsyntax.Node, src []byte) (*fileScan, hcl.Diagnostics) {
+	// Every attribute has an equals sign: a few more are operators.
+	attrs := bytes.Count(src, []byte{'='})
 	f := &fileScan{roots: make([]rootScan, 0, attrs)}
 	f.exprScan.vars = make([]hcl.Traversal, 0, attrs)
-	w := &treeChecker{ops: map[*hclsyntax.Operation]*hclsyntax.Operation{}, scan: f}
+	w := &treeChecker{ops: map[*hclsyntax.Operation]*hclsyntax.Operation{}, scan: f, src: src}
 	diags := w.run(node)
 	return f, diags
 }
@@ -386,6 +388,8 @@ type treeChecker struct {
 	// attribute's) reads and calls.
 	scan *fileScan
 	at   rootScan // the expression being walked
+
+	src []byte // the text parsed, when known (plainNumber)
 }
 
 func (w *treeChecker) Enter(n hclsyntax.Node) hcl.Diagnostics {
@@ -406,7 +410,7 @@ func (w *treeChecker) Enter(n hclsyntax.Node) hcl.Diagnostics {
 	}
 	switch e := e.(type) {
 	case *hclsyntax.LiteralValueExpr:
-		if e.Val.Type() == cty.Number && e.Val.IsKnown() && !e.Val.IsNull() {
+		if e.Val.Type() == cty.Number && e.Val.IsKnown() && !e.Val.IsNull() && !w.plainNumber(e.SrcRange) {
 			if err := checkNumber(e.Val.AsBigFloat()); err != nil {
 				w.diags = append(w.diags, numberDiag(err, e.SrcRange))
 			}
@@ -422,6 +426,28 @@ func (w *treeChecker) Enter(n hclsyntax.Node) hcl.Diagnostics {
 	}
 	return nil
 }
+
+// plainNumber tells whether the number literal at rng is written with
+// digits and a point only, in at most maxPlainNumber characters: such a
+// number is within a 64-bit float's range (checkNumber) without being
+// read, as a long plan has thousands of small numbers.
+func (w *treeChecker) plainNumber(rng hcl.Range) bool {
+	from, to := rng.Start.Byte, rng.End.Byte
+	if from < 0 || to > len(w.src) || from >= to || to-from > maxPlainNumber {
+		return false
+	}
+	for _, c := range w.src[from:to] {
+		if (c < '0' || c > '9') && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// maxPlainNumber is the longest plainNumber: at most 300 digits are below
+// 10^300 and, other than 0, at least 10^-299, both within a 64-bit
+// float's range (about 1.8e308 down to 4.9e-324).
+const maxPlainNumber = 300
 
 func (w *treeChecker) Exit(n hclsyntax.Node) hcl.Diagnostics {
 	if w.scan != nil {

@@ -327,7 +327,7 @@ func TestRootScans(t *testing.T) {
 		if diags.HasErrors() {
 			continue
 		}
-		scanned, diags := checkAndBound(file.Body.(*hclsyntax.Body), 0)
+		scanned, diags := checkAndBound(file.Body.(*hclsyntax.Body), src)
 		if diags.HasErrors() {
 			continue
 		}

@@ -1,7 +1,6 @@
 package plans
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"math/big"
@@ -1282,8 +1281,7 @@ func parseScanned(filename string, src []byte, max int) (*hcl.File, *fileScan, h
 	var roots *fileScan
 	if body, ok := file.Body.(*hclsyntax.Body); ok {
 		var ds hcl.Diagnostics
-		// Every attribute has an equals sign: a few more are operators.
-		if roots, ds = checkAndBound(body, bytes.Count(src, []byte{'='})); ds.HasErrors() {
+		if roots, ds = checkAndBound(body, src); ds.HasErrors() {
 			return &hcl.File{Bytes: src}, nil, ds
 		}
 	}
