@@ -273,6 +273,14 @@ func bodyContent(body hcl.Body, schema *hcl.BodySchema) (*hcl.BodyContent, hcl.D
 // hold what is read that way to what hcl's Content reads.
 var readDirect = true
 
+// native is body in native syntax, to be read directly, or nil.
+func native(body hcl.Body) *hclsyntax.Body {
+	if sb, ok := body.(*hclsyntax.Body); ok && readDirect {
+		return sb
+	}
+	return nil
+}
+
 // nativeBody is body in native syntax when schema takes all it holds
 // (takesAll): what hcl's Content would read without a word can be read
 // from it directly. It is nil otherwise.
@@ -661,12 +669,19 @@ func (d *decoder) stepKindNames() []string {
 type stepOwn struct {
 	attrs, blocks map[string]bool
 	schema        []Attr // the attributes, for their types
+	// labels holds the number of labels of each block the kind takes that
+	// the step schema has; direct is false when the step schema requires
+	// an attribute or lacks one the kind takes (takes).
+	labels map[string]int
+	direct bool
 }
 
-// takes tells whether o takes every attribute and block of sb; o is nil
-// for an unknown kind, which takes nothing.
+// takes tells whether sb holds only what o takes, each block with the
+// labels the step schema gives it: whether hcl's Content with the step
+// schema would read it without a word (nativeBody) and it holds only
+// what the kind takes. o is nil for an unknown kind, which takes nothing.
 func (o *stepOwn) takes(sb *hclsyntax.Body) bool {
-	if o == nil {
+	if o == nil || !o.direct {
 		return false
 	}
 	for name := range sb.Attributes {
@@ -675,7 +690,7 @@ func (o *stepOwn) takes(sb *hclsyntax.Body) bool {
 		}
 	}
 	for _, b := range sb.Blocks {
-		if !o.blocks[b.Type] {
+		if n, ok := o.labels[b.Type]; !ok || n != len(b.Labels) {
 			return false
 		}
 	}
@@ -697,6 +712,21 @@ func (d *decoder) ownOf(kind *StepKind) *stepOwn {
 	}
 	for _, b := range kind.Blocks {
 		o.blocks[b.Type] = true
+	}
+	// What the step schema takes of those, so that takes is nativeBody
+	// with the step schema too.
+	schema := d.stepSchema()
+	o.direct, o.labels = true, map[string]int{}
+	for _, a := range schema.Attributes {
+		o.direct = o.direct && !a.Required
+	}
+	o.direct = o.direct && !slices.ContainsFunc(o.schema, func(a Attr) bool {
+		return !slices.ContainsFunc(schema.Attributes, func(s hcl.AttributeSchema) bool { return s.Name == a.Name })
+	})
+	for _, b := range schema.Blocks {
+		if o.blocks[b.Type] {
+			o.labels[b.Type] = len(b.LabelNames)
+		}
 	}
 	if d.own == nil {
 		d.own = map[*StepKind]*stepOwn{}
@@ -731,7 +761,7 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 		blocks []*hcl.Block
 		ds     hcl.Diagnostics
 	)
-	if sb := nativeBody(block.Body, schema); sb != nil && own.takes(sb) {
+	if sb := native(block.Body); sb != nil && own.takes(sb) {
 		// nativeBody took every name: none is misspelled.
 		attr = func(name string) *hcl.Attribute { return sb.Attributes[name].AsHCLAttribute() }
 		s.Attrs = make(map[string]hcl.Expression, len(sb.Attributes))
@@ -946,8 +976,10 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 	}
 	probeSchema := d.probeSchema()
 	// A probe that holds only what its kind takes is read straight from
-	// its syntax tree, as a step is (decodeStep).
-	if sb := nativeBody(block.Body, probeSchema); sb != nil && takesOnly(sb, own) {
+	// its syntax tree, as a step is (decodeStep): the probe schema has
+	// every kind's attributes and requires none, so Content with it would
+	// read such a probe without a word (nativeBody).
+	if sb := native(block.Body); sb != nil && takesOnly(sb, own) {
 		for name, a := range sb.Attributes {
 			if name != "step" && name != "since" {
 				p.Attrs[name] = a.Expr

@@ -153,10 +153,12 @@ func (s *exprScan) Enter(n hclsyntax.Node) hcl.Diagnostics {
 	switch n := n.(type) {
 	case *hclsyntax.ScopeTraversalExpr:
 		// A name a for expression declares is its own, not the root's.
-		name := n.Traversal.RootName()
-		for _, names := range s.scopes {
-			if _, local := names[name]; local {
-				return nil
+		if len(s.scopes) > 0 {
+			name := n.Traversal.RootName()
+			for _, names := range s.scopes {
+				if _, local := names[name]; local {
+					return nil
+				}
 			}
 		}
 		s.vars = append(s.vars, n.Traversal)
