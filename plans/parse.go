@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
@@ -72,11 +73,17 @@ func parse(filename string, src []byte, maxBytes int) (*Plan, hcl.Diagnostics) {
 // expression reads and checks it. roots is what the parse's walk found in
 // each expression (parseScanned); one it lacks is walked anew.
 func decodeBody(p *Plan, body hcl.Body, roots *fileScan) hcl.Diagnostics {
-	d := &decoder{lang: Language(), plan: p, src: p.Source, funcs: Functions(), regexErrs: map[string]error{}}
+	d := &decoder{lang: language(), plan: p, src: p.Source, funcs: Functions(), regexErrs: map[string]error{}}
 	diags := d.decode(body)
 	d.analysis = analyse(p, d.source, roots)
 	return append(diags, d.check()...)
 }
+
+// language is Language() built once, for the decoder, which only reads
+// it: the language is the code's, the same for every plan, so sharing it
+// cannot leave a plan checked against anything stale. (Building it reads
+// every kind's config by reflection, a tenth of validating a short plan.)
+var language = sync.OnceValue(Language)
 
 // sortDiagnostics orders diagnostics by where they point, so a reader
 // goes through the file once; those without a place come first.
