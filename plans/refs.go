@@ -405,8 +405,10 @@ func attrAt(tr hcl.Traversal, i int) (string, bool) {
 
 func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagnostic {
 	root := tr.RootName()
-	rng := tr.SourceRange()
 	errd := func(summary, detail string) *hcl.Diagnostic {
+		// The range is found only for a diagnostic: most references are
+		// fine, and one kept for the closure would be allocated each time.
+		rng := tr.SourceRange()
 		return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: rng.Ptr()}
 	}
 	var step *Step
