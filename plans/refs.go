@@ -349,7 +349,7 @@ func (a *analysis) step(s *Step) {
 		}
 	}
 
-	var all, checked Refs
+	var all Refs
 	if n+nChecked > 0 {
 		all = make(Refs, 0, n+nChecked)
 	}
@@ -363,17 +363,18 @@ func (a *analysis) step(s *Step) {
 			all = all.union(p.AttrRefs[name])
 		}
 	}
-	// What the conditions and progress read of the probes: each probe
-	// gathers only that.
-	if nChecked > 0 {
-		checked = make(Refs, 0, nChecked).union(s.AttrRefs["progress"])
-	}
+	// What the conditions and progress read (the checked references),
+	// in their order: of the probes, each gathers only that.
+	checked := make([]Refs, 0, 1+2*(len(s.Postconditions)+len(s.AbortIfs)))
+	checked = append(checked, s.AttrRefs["progress"])
 	for _, cs := range [][]*Condition{s.Postconditions, s.AbortIfs} {
 		for _, c := range cs {
-			checked = checked.union(c.Refs).union(c.MessageRefs)
+			checked = append(checked, c.Refs, c.MessageRefs)
 		}
 	}
-	all = all.union(checked)
+	for _, rs := range checked {
+		all = all.union(rs)
+	}
 	if s.Load != nil {
 		for _, name := range attrNames(s.Load.Attrs, &s.Load.names) {
 			all = all.union(s.Load.AttrRefs[name])
@@ -381,18 +382,27 @@ func (a *analysis) step(s *Step) {
 	}
 	s.Reads = all
 	for _, p := range s.Probes {
-		p.Reads = map[string]bool{}
-		for _, r := range checked {
-			if r.Root != "probe" || r.Name != p.Name {
+		p.Reads = probeReads(p.Name, checked)
+	}
+}
+
+// probeReads is the outputs of probe name the checked references read,
+// nil when one reads it whole. A reference repeated sets the same output
+// again: the checked references need not be made one list first.
+func probeReads(name string, checked []Refs) map[string]bool {
+	reads := map[string]bool{}
+	for _, rs := range checked {
+		for _, r := range rs {
+			if r.Root != "probe" || r.Name != name {
 				continue
 			}
 			if r.Attr == "" {
-				p.Reads = nil // read whole
-				break
+				return nil // read whole
 			}
-			p.Reads[r.Attr] = true
+			reads[r.Attr] = true
 		}
 	}
+	return reads
 }
 
 func attrAt(tr hcl.Traversal, i int) (string, bool) {
