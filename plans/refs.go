@@ -159,9 +159,17 @@ func (rs Refs) names(root string) []string {
 // expression is walked once (exprScan) and each distinct reference text
 // read once.
 type analysis struct {
-	native map[hclsyntax.Expression]exprFacts // by identity (each is a pointer)
-	json   map[hcl.Range]exprFacts            // by range: no two expressions analysed share one
-	scan   exprScan
+	// roots is what the parse's walk scanned (nil when it did not): each
+	// attribute's expression, found by where it starts (byStart; no two
+	// attributes start at one byte), its references in rootRefs. A map by
+	// the expressions themselves would be eight times byStart's size,
+	// and is made only for the few others (native).
+	roots    *fileScan
+	byStart  map[int32]int32 // start byte -> index in roots.roots
+	rootRefs Refs
+	native   map[hclsyntax.Expression]exprFacts // by identity (each is a pointer)
+	json     map[hcl.Range]exprFacts            // by range: no two expressions analysed share one
+	scan     exprScan
 	// refs holds the references read so far by their source text: a plan
 	// repeats the same few many times, and the same text makes the same
 	// reference, its place aside.
@@ -182,7 +190,9 @@ func (a *analysis) of(e hcl.Expression) exprFacts {
 	var f exprFacts
 	var ok bool
 	if se, native := e.(hclsyntax.Expression); native {
-		f, ok = a.native[se]
+		if f, ok = a.root(se); !ok {
+			f, ok = a.native[se]
+		}
 	} else {
 		f, ok = a.json[e.Range()]
 	}
@@ -235,12 +245,18 @@ func (a *analysis) expr(e hcl.Expression) Refs {
 	}
 	se, native := e.(hclsyntax.Expression)
 	if native {
-		if f, ok := a.native[se]; ok {
+		if f, ok := a.root(se); ok {
 			return f.refs // scanned by the parse (scanned)
+		}
+		if f, ok := a.native[se]; ok {
+			return f.refs
 		}
 	}
 	f := a.facts(e)
 	if native {
+		if a.native == nil {
+			a.native = map[hclsyntax.Expression]exprFacts{}
+		}
 		a.native[se] = f
 	} else {
 		a.json[e.Range()] = f
@@ -280,9 +296,11 @@ func analyse(p *Plan, source func(hcl.Range) []byte, roots *fileScan) *analysis 
 	if roots != nil {
 		n = max(n, len(roots.roots))
 	}
-	a := &analysis{native: make(map[hclsyntax.Expression]exprFacts, n), json: map[hcl.Range]exprFacts{}, refs: map[string]Ref{}, source: source}
+	a := &analysis{json: map[hcl.Range]exprFacts{}, refs: map[string]Ref{}, source: source}
 	if roots != nil {
 		a.scanned(roots)
+	} else {
+		a.native = make(map[hclsyntax.Expression]exprFacts, n)
 	}
 	for _, v := range p.Variables {
 		for _, c := range v.Validations {
@@ -298,23 +316,47 @@ func analyse(p *Plan, source func(hcl.Range) []byte, roots *fileScan) *analysis 
 	return a
 }
 
-// scanned records the facts of each expression the parse's walk scanned
-// (parseScanned), their references in one array: a plan has thousands.
+// scanned records the references of each expression the parse's walk
+// scanned (parseScanned), in one array: a plan has thousands.
 func (a *analysis) scanned(f *fileScan) {
 	all := make(Refs, 0, len(f.exprScan.vars))
-	for _, r := range f.roots {
-		facts := exprFacts{calls: f.calls(r)}
-		if vars := f.vars(r); len(vars) > 0 {
+	a.roots, a.byStart = f, make(map[int32]int32, len(f.roots))
+	for i := range f.roots {
+		r := &f.roots[i]
+		start := int32(r.expr.Range().Start.Byte)
+		if _, twice := a.byStart[start]; !twice {
+			a.byStart[start] = int32(i)
+		}
+		r.refs[0] = int32(len(all))
+		if vars := f.vars(*r); len(vars) > 0 {
 			// Appended in place: all has room for every reference.
 			refs := all[len(all):len(all)]
 			for _, tr := range vars {
 				refs = refs.add(a.ref(tr))
 			}
 			all = all[:len(all)+len(refs)]
-			facts.refs = slices.Clip(refs)
 		}
-		a.native[r.expr] = facts
+		r.refs[1] = int32(len(all))
 	}
+	a.rootRefs = all
+}
+
+// root is what the parse's walk found in e, if e is an expression it
+// scanned.
+func (a *analysis) root(e hclsyntax.Expression) (exprFacts, bool) {
+	if a.roots == nil {
+		return exprFacts{}, false
+	}
+	i, ok := a.byStart[int32(e.Range().Start.Byte)]
+	if !ok || a.roots.roots[i].expr != e {
+		return exprFacts{}, false
+	}
+	r := a.roots.roots[i]
+	f := exprFacts{calls: a.roots.calls(r)}
+	if r.refs[0] != r.refs[1] {
+		f.refs = a.rootRefs[r.refs[0]:r.refs[1]:r.refs[1]]
+	}
+	return f, true
 }
 
 func (a *analysis) step(s *Step) {

@@ -118,6 +118,7 @@ type fileScan struct {
 type rootScan struct {
 	expr        hclsyntax.Expression
 	vars, calls [2]int32
+	refs        [2]int32 // in analysis.rootRefs, once analysed (scanned)
 }
 
 func (f *fileScan) vars(r rootScan) []hcl.Traversal {
