@@ -41,10 +41,13 @@ type Local struct {
 	mu       sync.Mutex
 	launched map[int]*localLaunch // by pid
 
-	// scanMu guards ages, the processes the last scans saw (scan).
-	scanMu sync.Mutex
-	ages   map[int]procAge
-	agesAt time.Time // when a scan last read every process
+	// scanMu guards ages, the processes the last scans saw (scan), and
+	// what a scan reads /proc with.
+	scanMu    sync.Mutex
+	ages      map[int]procAge
+	agesSpare map[int]procAge // the map before last, filled afresh by the next scan
+	agesAt    time.Time       // when a scan last read every process
+	scanBufs  procBufs
 }
 
 var _ Target = (*Local)(nil)
@@ -115,15 +118,13 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 	stdout, stderr := cappedBuffer{limit: localMaxOutput}, cappedBuffer{limit: localMaxOutput}
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 
+	// Taken before the fork, so at or before the shell's own start time,
+	// which reading its stat would cost a tenth of a millisecond of a
+	// command of a few (the shell is exec'ing then).
+	started := bootTicksBefore()
 	start := time.Now()
 	if err := startMarked(cmd, mark); err != nil {
 		return Result{ExitCode: -1}, fmt.Errorf("run: %w", err)
-	}
-	// Not reaped before Wait: its stat is there to read, if only as a
-	// zombie's.
-	var started uint64
-	if st, err := readLocalStat(cmd.Process.Pid); err == nil {
-		started = st.StartTime
 	}
 	err = cmd.Wait()
 	res := Result{Stdout: stdout.b, Stderr: stderr.b, Duration: time.Since(start), ExitCode: -1, Mark: mark, Started: started}
@@ -138,6 +139,24 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 		return res, fmt.Errorf("run: %w", err)
 	}
 	return res, nil
+}
+
+// bootTicksBefore is, in /proc's clock ticks since boot (USER_HZ, 100 a
+// second), a time at or before the start time of any process forked
+// after the call, 0 if the clock cannot be read. The kernel stamps a
+// new process with CLOCK_BOOTTIME at its fork and /proc shows that
+// rounded down to a tick (both shifted alike in a time namespace); a
+// tick is taken off for a clock read a hair ahead of the kernel's.
+func bootTicksBefore() uint64 {
+	const userHZ = 100
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
+		return 0
+	}
+	if t := uint64(ts.Nano()) / (1e9 / userHZ); t > 1 {
+		return t - 1
+	}
+	return 0
 }
 
 // localRunStopWait bounds how long a cancelled Run waits for the
@@ -423,7 +442,9 @@ func (l *Local) Members(ctx context.Context, p Process) ([]ProcessInfo, error) {
 // every one.
 func (l *Local) scan(ctx context.Context, mark string, since uint64) ([]procSeen, error) {
 	lim, limited := markLimit(mark)
-	d, err := openProcDir()
+	l.scanMu.Lock()
+	defer l.scanMu.Unlock()
+	d, err := openProcDir(&l.scanBufs)
 	if err != nil {
 		return nil, err
 	}
@@ -432,14 +453,18 @@ func (l *Local) scan(ctx context.Context, mark string, since uint64) ([]procSeen
 	if err != nil {
 		return nil, err
 	}
-	l.scanMu.Lock()
-	defer l.scanMu.Unlock()
 	now := time.Now()
 	known := l.ages
 	if now.Sub(l.agesAt) > procAgesFor {
 		known, l.agesAt = nil, now
 	}
-	ages := make(map[int]procAge, len(ents))
+	// Two maps taken in turn: a look after every run step would otherwise
+	// make one of the machine's every process each time.
+	ages := l.agesSpare
+	if ages == nil {
+		ages = make(map[int]procAge, len(ents))
+	}
+	clear(ages)
 	var out []procSeen
 	for _, e := range ents {
 		if err := ctx.Err(); err != nil {
@@ -476,7 +501,7 @@ func (l *Local) scan(ctx context.Context, mark string, since uint64) ([]procSeen
 		}
 		out = append(out, s)
 	}
-	l.ages = ages
+	l.ages, l.agesSpare = ages, l.ages
 	return out, nil
 }
 
@@ -498,16 +523,29 @@ const procAgesFor = 10 * time.Second
 // os.ReadFile also makes the poller's fcntl and epoll_ctl, an fstat and a
 // second read, and allocates the file and its contents.
 type procDir struct {
-	fd  int
-	buf []byte
+	fd int
+	*procBufs
 }
 
-func openProcDir() (*procDir, error) {
+// procBufs are a procDir's buffers, kept from one scan to the next by
+// whoever serialises them (Local.scanMu): getdents' 32 KiB, a file's
+// 4 KiB and the list of entries.
+type procBufs struct {
+	dents, buf []byte
+	ents       []procEntry
+}
+
+// openProcDir opens /proc to read with bufs (which it allocates the first
+// time); the procDir uses them until it is closed.
+func openProcDir(bufs *procBufs) (*procDir, error) {
 	fd, err := unix.Open(localProcRoot, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", localProcRoot, err)
 	}
-	return &procDir{fd: fd, buf: make([]byte, 4096)}, nil
+	if bufs.buf == nil {
+		bufs.dents, bufs.buf = make([]byte, 32<<10), make([]byte, 4096)
+	}
+	return &procDir{fd: fd, procBufs: bufs}, nil
 }
 
 func (d *procDir) close() { unix.Close(d.fd) }
@@ -520,10 +558,12 @@ type procEntry struct {
 }
 
 // list lists the processes of /proc by pid, with their directories'
-// inode numbers (which os.File.ReadDir does not give).
+// inode numbers (which os.File.ReadDir does not give), valid until the
+// next list with the same buffers.
 func (d *procDir) list() ([]procEntry, error) {
-	var out []procEntry
-	buf := make([]byte, 32<<10)
+	out := d.ents[:0]
+	defer func() { d.ents = out[:0] }()
+	buf := d.dents
 	for {
 		n, err := unix.Getdents(d.fd, buf)
 		if err == unix.EINTR {
@@ -546,8 +586,12 @@ func (d *procDir) list() ([]procEntry, error) {
 			if i := bytes.IndexByte(name, 0); i >= 0 {
 				name = name[:i]
 			}
-			if pid, err := strconv.Atoi(string(name)); err == nil && pid > 0 {
-				out = append(out, procEntry{pid: pid, ino: binary.NativeEndian.Uint64(b[0:8])})
+			// Only a pid's name is parsed: Atoi's error for "self", "net"
+			// and the other fifty is an allocation each.
+			if len(name) > 0 && name[0] >= '1' && name[0] <= '9' {
+				if pid, err := strconv.Atoi(string(name)); err == nil {
+					out = append(out, procEntry{pid: pid, ino: binary.NativeEndian.Uint64(b[0:8])})
+				}
 			}
 			b = b[reclen:]
 		}
@@ -1173,4 +1217,42 @@ func (c *cappedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-var _ io.Writer = (*cappedBuffer)(nil)
+// ReadFrom reads r to its end into the buffer itself, keeping the first
+// limit bytes as Write does: io.Copy, which os/exec and an SSH session
+// copy a command's output with, would otherwise allocate 32 KiB for each
+// stream of each command, most of which print nothing.
+func (c *cappedBuffer) ReadFrom(r io.Reader) (int64, error) {
+	var total int64
+	var drop []byte
+	for {
+		var buf []byte
+		room := c.limit - len(c.b)
+		if room > 0 {
+			if cap(c.b) == len(c.b) {
+				c.b = slices.Grow(c.b, min(room, max(512, len(c.b))))
+			}
+			buf = c.b[len(c.b):min(cap(c.b), len(c.b)+room)]
+		} else {
+			if drop == nil {
+				drop = make([]byte, 32<<10)
+			}
+			buf = drop
+		}
+		n, err := r.Read(buf)
+		total += int64(n)
+		if room > 0 {
+			c.b = c.b[:len(c.b)+n]
+		}
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+}
+
+var (
+	_ io.Writer     = (*cappedBuffer)(nil)
+	_ io.ReaderFrom = (*cappedBuffer)(nil)
+)

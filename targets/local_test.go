@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -17,7 +18,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
+
+	"lockstep/internal/cpubench"
 )
 
 // localPatience bounds every wait in these tests: generous, so a loaded machine
@@ -1068,6 +1072,28 @@ func TestLocalCapped(t *testing.T) {
 	if string(c.b) != "abcde" {
 		t.Errorf("kept %q, want abcde", c.b)
 	}
+	// As io.Copy feeds it (os/exec, an SSH session): read to the end,
+	// the first limit bytes kept, whatever the reads' sizes.
+	for _, limit := range []int{0, 5, 511, 512, 513, 5000, 100000} {
+		src := strings.Repeat("0123456789", 1000)
+		c := cappedBuffer{limit: limit}
+		n, err := io.Copy(&c, iotest.OneByteReader(strings.NewReader(src[:3])))
+		if err != nil || n != 3 {
+			t.Fatalf("limit %d: copied %d, %v", limit, n, err)
+		}
+		n, err = io.Copy(&c, iotest.HalfReader(strings.NewReader(src[3:])))
+		if err != nil || n != int64(len(src)-3) {
+			t.Fatalf("limit %d: copied %d, %v; want %d", limit, n, err, len(src)-3)
+		}
+		if want := src[:min(limit, len(src))]; string(c.b) != want {
+			t.Errorf("limit %d: kept %d bytes, want the first %d", limit, len(c.b), len(want))
+		}
+	}
+	broken := errors.New("broken")
+	c = cappedBuffer{limit: 5}
+	if _, err := io.Copy(&c, iotest.DataErrReader(iotest.ErrReader(broken))); !errors.Is(err, broken) {
+		t.Errorf("a read's error: %v, want %v", err, broken)
+	}
 }
 
 func TestLocalStopContinuesStopped(t *testing.T) {
@@ -1104,26 +1130,48 @@ func FuzzLocalParseDiagMsg(f *testing.F) {
 
 // BenchmarkLocalRun is the cost of a run (an exec probe's observation):
 // the command, marked at its fork, and with the look for what it left,
-// which the runner makes after every run step and exec probe.
+// which the runner makes after every run step and exec probe, beside the
+// anchor, a Go exec of true. cpu-us/op is this process's CPU time,
+// child-cpu-us/op that of the commands (a shell and true, or true).
 func BenchmarkLocalRun(b *testing.B) {
 	l := NewLocal()
 	ctx := b.Context()
 	b.Run("Run", func(b *testing.B) {
+		cpu := cpubench.Now()
 		for b.Loop() {
 			if _, err := l.Run(ctx, Command{Line: "true"}); err != nil {
 				b.Fatal(err)
 			}
 		}
+		reportRunCPU(b, cpu)
 	})
 	b.Run("RunThenLook", func(b *testing.B) {
+		cpu := cpubench.Now()
 		for b.Loop() {
 			r, err := l.Run(ctx, Command{Line: "true"})
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := l.Members(ctx, Process{Mark: r.Mark}); err != nil {
+			if _, err := l.Members(ctx, r.Owned()); err != nil {
 				b.Fatal(err)
 			}
 		}
+		reportRunCPU(b, cpu)
 	})
+	b.Run("ExecTrue", func(b *testing.B) {
+		cpu := cpubench.Now()
+		for b.Loop() {
+			if err := exec.Command("true").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportRunCPU(b, cpu)
+	})
+}
+
+func reportRunCPU(b *testing.B, m cpubench.Mark) {
+	if self, children, ok := m.Since(); ok {
+		b.ReportMetric(float64(self.Microseconds())/float64(b.N), "cpu-us/op")
+		b.ReportMetric(float64(children.Microseconds())/float64(b.N), "child-cpu-us/op")
+	}
 }
