@@ -102,43 +102,247 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 	if err != nil {
 		return Result{ExitCode: -1}, fmt.Errorf("run: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", c.Line)
-	cmd.Env = localEnviron(markedEnv(c, mark))
-	cmd.Dir = c.Dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	cmd.Cancel = func() error {
-		// The shell leads its group (Setsid), so -pid is the group; then
-		// by the mark, for what left the group.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), localRunStopWait)
-		defer cancel()
-		return l.Stop(sctx, Process{Mark: mark}, 0)
-	}
-	cmd.WaitDelay = localRunWaitDelay
-	stdout, stderr := cappedBuffer{limit: localMaxOutput}, cappedBuffer{limit: localMaxOutput}
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-
-	// Taken before the fork, so at or before the shell's own start time,
-	// which reading its stat would cost a tenth of a millisecond of a
-	// command of a few (the shell is exec'ing then).
-	started := bootTicksBefore()
-	start := time.Now()
-	if err := startMarked(cmd, mark); err != nil {
+	r, err := l.startRun(ctx, c, mark)
+	if err != nil {
 		return Result{ExitCode: -1}, fmt.Errorf("run: %w", err)
 	}
-	err = cmd.Wait()
-	res := Result{Stdout: stdout.b, Stderr: stderr.b, Duration: time.Since(start), ExitCode: -1, Mark: mark, Started: started}
-	if cmd.ProcessState != nil {
-		res.ExitCode, res.Signal = localExitStatus(cmd.ProcessState)
+	defer r.close()
+	r.wait(ctx)
+	res := Result{Stdout: r.stdout.b, Stderr: r.stderr.b, Duration: time.Since(r.start), ExitCode: -1, Mark: mark, Started: r.started}
+	if r.reaped && r.err == nil {
+		res.ExitCode, res.Signal = waitExit(r.status)
 	}
 	if ctx.Err() != nil {
 		return res, fmt.Errorf("run: %w", ctx.Err())
 	}
-	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) && !errors.Is(err, exec.ErrWaitDelay) {
-		return res, fmt.Errorf("run: %w", err)
+	if r.err != nil {
+		return res, fmt.Errorf("run: %w", r.err)
 	}
 	return res, nil
+}
+
+// localRun is a command Run started, read and reaped by the goroutine
+// that runs it, with no goroutine, poller registration or channel of its
+// own: a poll(2) of the two output pipes, the shell's pidfd and an
+// eventfd that the context's end writes to. A run step of true costs a
+// fork and an exec; os/exec's two copying goroutines, its context
+// watcher and the poller's dozen fcntl and epoll_ctl calls cost a third
+// as much again.
+type localRun struct {
+	l                  *Local
+	mark               string
+	pid                int
+	pidfd, wake        int // -1 when closed
+	out, errOut        int // read ends of the pipes, -1 once at their end
+	stdout, stderr     cappedBuffer
+	start              time.Time
+	started            uint64 // Result.Started
+	reaped             bool
+	status             syscall.WaitStatus // once reaped
+	err                error              // a failure to poll or to reap
+	stopWake           func() bool
+	woken              chan struct{} // closed once the context's end wrote to wake
+	cancelled, exitedT time.Time     // when the context's end was seen, when the shell was reaped
+}
+
+// startRun forks and execs the shell of c, marked with mark, in a session
+// of its own, stdin from /dev/null and stdout and stderr to pipes.
+func (l *Local) startRun(ctx context.Context, c Command, mark string) (_ *localRun, err error) {
+	r := &localRun{l: l, mark: mark, pidfd: -1, wake: -1, out: -1, errOut: -1,
+		stdout: cappedBuffer{limit: localMaxOutput}, stderr: cappedBuffer{limit: localMaxOutput}}
+	defer func() {
+		if err != nil {
+			r.close()
+		}
+	}()
+	null, err := unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", os.DevNull, err)
+	}
+	defer unix.Close(null)
+	var outp, errp [2]int
+	if err := unix.Pipe2(outp[:], unix.O_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("pipe: %w", err)
+	}
+	r.out = outp[0]
+	defer unix.Close(outp[1])
+	if err := unix.Pipe2(errp[:], unix.O_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("pipe: %w", err)
+	}
+	r.errOut = errp[0]
+	defer unix.Close(errp[1])
+	if ctx.Done() != nil {
+		if r.wake, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+			return nil, fmt.Errorf("eventfd: %w", err)
+		}
+		wake, woken := r.wake, make(chan struct{})
+		r.woken = woken
+		r.stopWake = context.AfterFunc(ctx, func() {
+			defer close(woken)
+			_, _ = unix.Write(wake, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+		})
+	}
+	attr := &syscall.ProcAttr{
+		Dir:   c.Dir,
+		Env:   localEnviron(markedEnv(c, mark)),
+		Files: []uintptr{uintptr(null), uintptr(outp[1]), uintptr(errp[1])},
+		Sys:   &syscall.SysProcAttr{Setsid: true, PidFD: &r.pidfd},
+	}
+	// Taken before the fork, so at or before the shell's own start time,
+	// which reading its stat would cost a tenth of a millisecond of a
+	// command of a few (the shell is exec'ing then).
+	r.started = bootTicksBefore()
+	r.start = time.Now()
+	// A kernel without pidfds (before 5.3) fails the fork: Stop signals
+	// through pidfds too.
+	err = startMarked(mark, func() error {
+		pid, err := syscall.ForkExec("/bin/sh", []string{"/bin/sh", "-c", c.Line}, attr)
+		r.pid = pid
+		return err
+	}, func() {
+		_ = syscall.Kill(-r.pid, syscall.SIGKILL)
+		r.reap(true)
+	})
+	if err != nil {
+		return nil, &os.PathError{Op: "fork/exec", Path: "/bin/sh", Err: err}
+	}
+	return r, nil
+}
+
+// wait reads the command's output and reaps its shell: until the shell
+// has exited and both pipes are at their end, or localRunWaitDelay after
+// the shell exited or ctx ended, whichever came first (a process that
+// escaped the group may hold the pipes open). When ctx ends first, the
+// shell's group is killed, then every process carrying the mark.
+func (r *localRun) wait(ctx context.Context) {
+	fds := make([]unix.PollFd, 0, 4)
+	for r.out >= 0 || r.errOut >= 0 || !r.reaped {
+		timeout := -1
+		if first := r.waitFrom(); !first.IsZero() {
+			left := time.Until(first.Add(localRunWaitDelay))
+			if left <= 0 {
+				break
+			}
+			timeout = int((left + time.Millisecond - 1) / time.Millisecond)
+		}
+		fds = fds[:0]
+		for _, fd := range []int{r.out, r.errOut, r.pidfd, r.wake} {
+			if fd >= 0 {
+				fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+			}
+		}
+		if _, err := unix.Poll(fds, timeout); err != nil && err != unix.EINTR {
+			r.err = fmt.Errorf("poll: %w", err)
+			break
+		}
+		for _, p := range fds {
+			if p.Revents == 0 {
+				continue
+			}
+			switch int(p.Fd) {
+			case r.out:
+				r.read(&r.out, &r.stdout)
+			case r.errOut:
+				r.read(&r.errOut, &r.stderr)
+			case r.pidfd:
+				r.reap(false)
+			case r.wake:
+				r.cancel(ctx)
+			}
+		}
+	}
+	if !r.reaped {
+		// The delay passed with the shell still there (cut short and not
+		// yet dead) or poll failed: it is killed, and waited for.
+		_ = unix.PidfdSendSignal(r.pidfd, unix.SIGKILL, nil, 0)
+		r.reap(true)
+	}
+}
+
+// waitFrom is when the delay for the pipes started: the shell's exit or
+// the context's end, whichever came first; zero while neither has.
+func (r *localRun) waitFrom() time.Time {
+	switch {
+	case r.exitedT.IsZero():
+		return r.cancelled
+	case r.cancelled.IsZero() || r.exitedT.Before(r.cancelled):
+		return r.exitedT
+	}
+	return r.cancelled
+}
+
+// read reads what a pipe holds into buf, closing it (and setting *fd to
+// -1) at its end.
+func (r *localRun) read(fd *int, buf *cappedBuffer) {
+	b := buf.room()
+	n, err := unix.Read(*fd, b)
+	if err == unix.EINTR || err == unix.EAGAIN {
+		return
+	}
+	if n > 0 {
+		buf.took(b, n)
+		return
+	}
+	unix.Close(*fd)
+	*fd = -1
+}
+
+// reap collects the shell, once its pidfd says it has exited (block
+// false: the zombie is there to take) or waiting for it (block). By pid:
+// until it is reaped the zombie keeps its pid from reuse, and only Run
+// waits for it.
+func (r *localRun) reap(block bool) {
+	flags := syscall.WNOHANG
+	if block {
+		flags = 0
+	}
+	var ws syscall.WaitStatus
+	pid, err := syscall.Wait4(r.pid, &ws, flags, nil)
+	for err == syscall.EINTR {
+		pid, err = syscall.Wait4(r.pid, &ws, flags, nil)
+	}
+	switch {
+	case err != nil:
+		r.err = fmt.Errorf("wait: %w", err)
+	case pid == 0:
+		return // not exited after all
+	default:
+		r.status = ws
+	}
+	r.reaped, r.exitedT = true, time.Now()
+	unix.Close(r.pidfd)
+	r.pidfd = -1
+}
+
+// cancel is what the context's end does: the shell leads its group
+// (Setsid), so -pid is the group, killed unless the shell is reaped (its
+// pid, so the group's id, may then be another's); then by the mark, for
+// what left the group.
+func (r *localRun) cancel(ctx context.Context) {
+	<-r.woken // its write done, the descriptor can go
+	unix.Close(r.wake)
+	r.wake = -1
+	r.cancelled = time.Now()
+	if !r.reaped {
+		_ = syscall.Kill(-r.pid, syscall.SIGKILL)
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), localRunStopWait)
+	defer cancel()
+	_ = r.l.Stop(sctx, Process{Mark: r.mark}, 0)
+}
+
+// close closes what is still open; the context's writer is stopped first
+// (or waited for), so it never writes to a descriptor closed and reused.
+func (r *localRun) close() {
+	if r.stopWake != nil && !r.stopWake() {
+		<-r.woken
+	}
+	for _, fd := range []*int{&r.out, &r.errOut, &r.pidfd, &r.wake} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
+	}
 }
 
 // bootTicksBefore is, in /proc's clock ticks since boot (USER_HZ, 100 a
@@ -219,7 +423,7 @@ func (l *Local) Start(ctx context.Context, c Command, log string) (Process, erro
 	// no goroutine of ours copies its output.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := startMarked(cmd, mark); err != nil {
+	if err := startMarked(mark, cmd.Start, func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }); err != nil {
 		return Process{}, fmt.Errorf("start: %w", err)
 	}
 	pid := cmd.Process.Pid
@@ -300,7 +504,10 @@ var forkMu sync.RWMutex
 // The limit limits nothing (see markLimitBase), in lockstep as in the
 // command. A hard limit below the mark (set by whoever started lockstep)
 // leaves the command marked by its environment, group and session alone.
-func startMarked(cmd *exec.Cmd, mark string) error {
+//
+// start forks; undo ends what it started, should lockstep fail to take
+// its own limit back.
+func startMarked(mark string, start func() error, undo func()) error {
 	lim, _ := markLimit(mark)
 	forkMu.Lock()
 	defer forkMu.Unlock()
@@ -309,19 +516,18 @@ func startMarked(cmd *exec.Cmd, mark string) error {
 		return fmt.Errorf("read lockstep's limits: %w", err)
 	}
 	if own.Max < lim {
-		return cmd.Start()
+		return start()
 	}
 	if err := unix.Prlimit(0, unix.RLIMIT_RTTIME, &unix.Rlimit{Cur: lim, Max: own.Max}, nil); err != nil {
 		return fmt.Errorf("mark the new process: %w", err)
 	}
-	err := cmd.Start()
+	err := start()
 	if rerr := unix.Prlimit(0, unix.RLIMIT_RTTIME, &own, nil); rerr != nil {
 		// Lowering a soft limit within its hard limit is always allowed;
 		// if it were not, the command would not run beside a mark it
 		// cannot be told from.
 		if err == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
+			undo()
 		}
 		return errors.Join(err, fmt.Errorf("take back lockstep's own limit: %w", rerr))
 	}
@@ -1182,22 +1388,38 @@ func readLocalProc(pid int) (procStat, []byte, error) {
 // localExitStatus is how a process ended: its exit code, or -1 and the
 // signal's name ("SIGKILL") when a signal ended it.
 func localExitStatus(ps *os.ProcessState) (int, string) {
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return -1, unix.SignalName(ws.Signal())
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
+		return waitExit(ws)
 	}
 	return ps.ExitCode(), ""
 }
 
-// localEnviron is this process's environment with env added (env wins).
+// waitExit is how a process reaped with status ws ended, as
+// localExitStatus tells it.
+func waitExit(ws syscall.WaitStatus) (int, string) {
+	if ws.Signaled() {
+		return -1, unix.SignalName(ws.Signal())
+	}
+	return ws.ExitStatus(), ""
+}
+
+// localEnviron is this process's environment with env added (env wins):
+// each key once, since a program's getenv takes the first of duplicates.
 func localEnviron(env map[string]string) []string {
-	out := os.Environ()
+	own := os.Environ()
+	out := make([]string, 0, len(own)+len(env))
+	for _, kv := range own {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, over := env[k]; !over {
+			out = append(out, kv)
+		}
+	}
 	keys := make([]string, 0, len(env))
 	for k := range env {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		// exec.Cmd keeps the last of duplicate keys.
 		out = append(out, k+"="+env[k])
 	}
 	return out
@@ -1208,6 +1430,7 @@ func localEnviron(env map[string]string) []string {
 type cappedBuffer struct {
 	b     []byte
 	limit int
+	drop  []byte // what is read past the limit goes to, allocated then
 }
 
 func (c *cappedBuffer) Write(p []byte) (int, error) {
@@ -1223,32 +1446,40 @@ func (c *cappedBuffer) Write(p []byte) (int, error) {
 // stream of each command, most of which print nothing.
 func (c *cappedBuffer) ReadFrom(r io.Reader) (int64, error) {
 	var total int64
-	var drop []byte
 	for {
-		var buf []byte
-		room := c.limit - len(c.b)
-		if room > 0 {
-			if cap(c.b) == len(c.b) {
-				c.b = slices.Grow(c.b, min(room, max(512, len(c.b))))
-			}
-			buf = c.b[len(c.b):min(cap(c.b), len(c.b)+room)]
-		} else {
-			if drop == nil {
-				drop = make([]byte, 32<<10)
-			}
-			buf = drop
-		}
+		buf := c.room()
 		n, err := r.Read(buf)
 		total += int64(n)
-		if room > 0 {
-			c.b = c.b[:len(c.b)+n]
-		}
+		c.took(buf, n)
 		if err == io.EOF {
 			return total, nil
 		}
 		if err != nil {
 			return total, err
 		}
+	}
+}
+
+// room is where the next read goes: the free end of the kept bytes,
+// grown as append grows them, or once the limit is reached a buffer
+// whose bytes are dropped. took(buf, n) then counts n bytes read into it.
+func (c *cappedBuffer) room() []byte {
+	room := c.limit - len(c.b)
+	if room <= 0 {
+		if c.drop == nil {
+			c.drop = make([]byte, 32<<10)
+		}
+		return c.drop
+	}
+	if cap(c.b) == len(c.b) {
+		c.b = slices.Grow(c.b, min(room, max(512, len(c.b))))
+	}
+	return c.b[len(c.b):min(cap(c.b), len(c.b)+room)]
+}
+
+func (c *cappedBuffer) took(buf []byte, n int) {
+	if len(c.b) < c.limit { // room gave the kept bytes' end
+		c.b = c.b[:len(c.b)+n]
 	}
 }
 
