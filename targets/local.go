@@ -807,22 +807,20 @@ func (d *procDir) list() ([]procEntry, error) {
 }
 
 // read returns /proc/PID/name, valid until the next read. A process gone
-// (before the open or during the read) gives an error wrapping
-// fs.ErrNotExist.
+// (before the open or during the read) gives unix.ENOENT or unix.ESRCH,
+// as the system call's own error: a scan drops the process then, and
+// formatting an error for each process gone meanwhile cost more than
+// its read.
 func (d *procDir) read(pid int, name string) ([]byte, error) {
 	fd, err := unix.Openat(d.fd, strconv.Itoa(pid)+"/"+name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	for err == unix.EINTR {
 		fd, err = unix.Openat(d.fd, strconv.Itoa(pid)+"/"+name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	}
 	if err != nil {
-		return nil, procErr(pid, name, err)
+		return nil, err
 	}
 	defer unix.Close(fd)
-	b, err := readProcFD(fd, &d.buf, name == "stat")
-	if err != nil {
-		return nil, procErr(pid, name, err)
-	}
-	return b, nil
+	return readProcFD(fd, &d.buf, name == "stat")
 }
 
 // readProcFD reads the /proc file open at fd to its end into *buf (grown
