@@ -89,6 +89,8 @@ type Writer struct {
 	// syncer has ended, after Close closed syncs.
 	syncs  chan struct{}
 	synced chan struct{}
+	// closing is closed by Close, ending a wait of the syncer's.
+	closing chan struct{}
 }
 
 // lostEvents is what a record could not keep.
@@ -208,6 +210,7 @@ func Open(root, plan string) (*Writer, error) {
 		pending:  map[pendingKey]events.Event{},
 		syncs:    make(chan struct{}, 1),
 		synced:   make(chan struct{}),
+		closing:  make(chan struct{}),
 	}
 	go w.syncer(w.syncs)
 	return w, nil
@@ -221,20 +224,14 @@ func (w *Writer) syncer(syncs <-chan struct{}) {
 	var last time.Time
 	for range syncs {
 		if wait := syncEvery - time.Since(last); wait > 0 {
+			// Requests made meanwhile wait in syncs, unread: no wake-up
+			// for each step's end.
 			t := time.NewTimer(wait)
-		waiting:
-			for {
-				select {
-				case <-t.C:
-					break waiting
-				case _, open := <-syncs:
-					// A step that ended meanwhile: the sync to come
-					// covers it.
-					if !open {
-						t.Stop()
-						return
-					}
-				}
+			select {
+			case <-t.C:
+			case <-w.closing:
+				t.Stop()
+				return
 			}
 		}
 		last = time.Now()
@@ -465,6 +462,7 @@ func (w *Writer) Close() error {
 		// The syncer may need the lock to report a failure: it ends
 		// first, outside it.
 		if w.syncs != nil {
+			close(w.closing)
 			close(w.syncs)
 			w.syncs = nil
 			w.mu.Unlock()
