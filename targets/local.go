@@ -250,6 +250,11 @@ func (r *localRun) wait(ctx context.Context) {
 				r.cancel(ctx)
 			}
 		}
+		if r.out < 0 && r.errOut < 0 && !r.reaped {
+			// The pipes' end is most often the shell's exit: taken now,
+			// its status spares a poll and a wake-up for the pidfd.
+			r.reap(false)
+		}
 	}
 	if !r.reaped {
 		// The delay passed with the shell still there (cut short and not
