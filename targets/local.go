@@ -48,6 +48,10 @@ type Local struct {
 	agesSpare map[int]procAge // the map before last, filled afresh by the next scan
 	agesAt    time.Time       // when a scan last read every process
 	scanBufs  procBufs
+	// seekWorks says /proc lists from a pid on (seekable), once
+	// seekChecked.
+	seekChecked, seekWorks bool
+	statBuf                []byte // /proc/stat, read by totalForks
 }
 
 var _ Target = (*Local)(nil)
@@ -108,7 +112,7 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 	}
 	defer r.close()
 	r.wait(ctx)
-	res := Result{Stdout: r.stdout.b, Stderr: r.stderr.b, Duration: time.Since(r.start), ExitCode: -1, Mark: mark, Started: r.started}
+	res := Result{Stdout: r.stdout.b, Stderr: r.stderr.b, Duration: time.Since(r.start), ExitCode: -1, Mark: mark, Started: r.started, from: r.from}
 	if r.reaped && r.err == nil {
 		res.ExitCode, res.Signal = waitExit(r.status)
 	}
@@ -136,7 +140,8 @@ type localRun struct {
 	out, errOut        int // read ends of the pipes, -1 once at their end
 	stdout, stderr     cappedBuffer
 	start              time.Time
-	started            uint64 // Result.Started
+	started            uint64   // Result.Started
+	from               procFrom // Result.from
 	reaped             bool
 	status             syscall.WaitStatus // once reaped
 	err                error              // a failure to poll or to reap
@@ -192,6 +197,7 @@ func (l *Local) startRun(ctx context.Context, c Command, mark string) (_ *localR
 	// which reading its stat would cost a tenth of a millisecond of a
 	// command of a few (the shell is exec'ing then).
 	r.started = bootTicksBefore()
+	forks, forksOK := l.totalForks()
 	r.start = time.Now()
 	// A kernel without pidfds (before 5.3) fails the fork: Stop signals
 	// through pidfds too.
@@ -205,6 +211,9 @@ func (l *Local) startRun(ctx context.Context, c Command, mark string) (_ *localR
 	})
 	if err != nil {
 		return nil, &os.PathError{Op: "fork/exec", Path: "/bin/sh", Err: err}
+	}
+	if forksOK {
+		r.from = procFrom{pid: r.pid, forks: forks}
 	}
 	return r, nil
 }
@@ -623,7 +632,7 @@ const localStopPoll = 20 * time.Millisecond
 // already showed the mark, its environment (readable for our own user's
 // processes, or every process when root).
 func (l *Local) Members(ctx context.Context, p Process) ([]ProcessInfo, error) {
-	scan, err := l.scan(ctx, p.Mark, p.StartTime)
+	scan, err := l.scan(ctx, p.Mark, p.StartTime, p.from)
 	if err != nil {
 		return nil, fmt.Errorf("members of pid %d: %w", p.PID, err)
 	}
@@ -651,7 +660,12 @@ func (l *Local) Members(ctx context.Context, p Process) ([]ProcessInfo, error) {
 // directory for its life, so a look for what a run step's command left
 // reads the files of the processes started since, not the machine's
 // every one.
-func (l *Local) scan(ctx context.Context, mark string, since uint64) ([]procSeen, error) {
+//
+// With from (what a local run's command left), only the pids from its
+// first process's to the last one made are listed, when the machine's
+// pids provably have not come round meanwhile (pidRange): the kernel's
+// listing of every process was the look's largest cost.
+func (l *Local) scan(ctx context.Context, mark string, since uint64, from procFrom) ([]procSeen, error) {
 	lim, limited := markLimit(mark)
 	l.scanMu.Lock()
 	defer l.scanMu.Unlock()
@@ -660,9 +674,18 @@ func (l *Local) scan(ctx context.Context, mark string, since uint64) ([]procSeen
 		return nil, err
 	}
 	defer d.close()
-	ents, err := d.list()
+	lo, hi, ranged := l.pidRange(d, from)
+	var ents []procEntry
+	if ranged {
+		ents, err = d.listRange(lo, hi)
+	} else {
+		ents, err = d.list()
+	}
 	if err != nil {
 		return nil, err
+	}
+	if ranged {
+		return l.scanRead(ctx, d, ents, mark, lim, limited, since, nil)
 	}
 	now := time.Now()
 	known := l.ages
@@ -676,14 +699,32 @@ func (l *Local) scan(ctx context.Context, mark string, since uint64) ([]procSeen
 		ages = make(map[int]procAge, len(ents))
 	}
 	clear(ages)
+	out, err := l.scanRead(ctx, d, ents, mark, lim, limited, since, &procAges{known: known, ages: ages})
+	if err != nil {
+		return nil, err
+	}
+	l.ages, l.agesSpare = ages, l.ages
+	return out, nil
+}
+
+// procAges are the ages a full scan keeps (scan): those known from
+// earlier scans, and those it makes for the next.
+type procAges struct{ known, ages map[int]procAge }
+
+// scanRead reads the processes ents of /proc that started at or after
+// since (their stat, and whether they carry mark), using and making ages
+// where pa is not nil.
+func (l *Local) scanRead(ctx context.Context, d *procDir, ents []procEntry, mark string, lim uint64, limited bool, since uint64, pa *procAges) ([]procSeen, error) {
 	var out []procSeen
 	for _, e := range ents {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if a, ok := known[e.pid]; ok && a.ino == e.ino && a.start < since {
-			ages[e.pid] = a
-			continue
+		if pa != nil {
+			if a, ok := pa.known[e.pid]; ok && a.ino == e.ino && a.start < since {
+				pa.ages[e.pid] = a
+				continue
+			}
 		}
 		b, err := d.read(e.pid, "stat")
 		if err != nil {
@@ -693,8 +734,8 @@ func (l *Local) scan(ctx context.Context, mark string, since uint64) ([]procSeen
 		if err != nil {
 			continue
 		}
-		if e.ino > 1 { // 1: the kernel could not make the directory's inode
-			ages[e.pid] = procAge{ino: e.ino, start: st.StartTime}
+		if pa != nil && e.ino > 1 { // 1: the kernel could not make the directory's inode
+			pa.ages[e.pid] = procAge{ino: e.ino, start: st.StartTime}
 		}
 		if st.StartTime < since {
 			continue
@@ -712,8 +753,72 @@ func (l *Local) scan(ctx context.Context, mark string, since uint64) ([]procSeen
 		}
 		out = append(out, s)
 	}
-	l.ages, l.agesSpare = ages, l.ages
 	return out, nil
+}
+
+// procFrom is where a local run's command started on the machine's
+// pids: its shell's pid, and the machine's count of forks (/proc/stat
+// "processes") read before the shell's own. Zero: not known.
+type procFrom struct {
+	pid   int
+	forks uint64
+}
+
+// pidRange is the pids a look for what the command from started must
+// read, lo to hi (the last pid made), when that is provably all of
+// them: the kernel gives pids in turn, each the next free one after the
+// last, going round to 300 past pid_max. So while the pids have not come
+// round since the shell's, everything made since has a pid from the
+// shell's to the last one, and coming round again to above the shell's
+// takes more forks than there are free pids: over half of pid_max less
+// 300, with under half of it taken by threads, cannot have happened in
+// fewer forks than that. Where a pid is placed by hand (clone3's set_tid,
+// ns_last_pid: a checkpoint's restore, needing CAP_SYS_ADMIN or
+// CAP_CHECKPOINT_RESTORE), the look is the earlier one's, by start
+// times, of every process. ok is false when any of it is not known, or
+// /proc cannot be listed from a pid on (seekable).
+func (l *Local) pidRange(d *procDir, from procFrom) (lo, hi int, ok bool) {
+	if from.pid <= 0 || !l.seekable(d) {
+		return 0, 0, false
+	}
+	forks, ok := l.totalForksLocked()
+	if !ok || forks < from.forks {
+		return 0, 0, false
+	}
+	threads, last, ok := readLoadavg(d)
+	if !ok || last < from.pid {
+		return 0, 0, false // come round since the shell's
+	}
+	pidMax, ok := readPidMax(d)
+	if !ok {
+		return 0, 0, false
+	}
+	half := uint64(max(pidMax-300, 0)) / 2
+	if forks-from.forks >= half || uint64(threads) >= half {
+		return 0, 0, false
+	}
+	return from.pid, last, true
+}
+
+// procTGIDOffset is where the kernel puts the first pid's entry in a
+// listing of /proc (fs/proc/base.c TGID_OFFSET): seeking to it plus a
+// pid lists the pids from that one on.
+const procTGIDOffset = 258
+
+// seekable reports whether /proc lists from a pid on when asked, as
+// procTGIDOffset says: checked once, on lockstep's own pid, the first
+// listed from there.
+func (l *Local) seekable(d *procDir) bool {
+	if l.seekChecked {
+		return l.seekWorks
+	}
+	l.seekChecked = true
+	ents, err := d.listRange(l.self, l.self)
+	l.seekWorks = err == nil && len(ents) > 0 && ents[0].pid == l.self
+	if _, err := unix.Seek(d.fd, 0, io.SeekStart); err != nil {
+		l.seekWorks = false
+	}
+	return l.seekWorks
 }
 
 // procAge is a process as a scan last saw it: the inode number of its
@@ -786,29 +891,146 @@ func (d *procDir) list() ([]procEntry, error) {
 		if n <= 0 {
 			break
 		}
-		// struct linux_dirent64: ino (8 bytes), off (8), reclen (2),
-		// type (1), then the name, NUL-terminated.
-		for b := buf[:n]; len(b) >= 19; {
-			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
-			if reclen < 19 || reclen > len(b) {
-				return nil, fmt.Errorf("list %s: a directory entry of %d bytes", localProcRoot, reclen)
-			}
-			name := b[19:reclen]
-			if i := bytes.IndexByte(name, 0); i >= 0 {
-				name = name[:i]
-			}
-			// Only a pid's name is parsed: Atoi's error for "self", "net"
-			// and the other fifty is an allocation each.
-			if len(name) > 0 && name[0] >= '1' && name[0] <= '9' {
-				if pid, err := strconv.Atoi(string(name)); err == nil {
-					out = append(out, procEntry{pid: pid, ino: binary.NativeEndian.Uint64(b[0:8])})
-				}
-			}
-			b = b[reclen:]
+		if out, _, err = appendDirents(out, buf[:n], 0); err != nil {
+			return nil, err
 		}
 	}
 	slices.SortFunc(out, func(a, b procEntry) int { return a.pid - b.pid })
 	return out, nil
+}
+
+// listRange lists the processes of /proc from pid lo to hi, valid as
+// list's are: seeking to lo's place, reading a few entries at a time and
+// stopping past hi, so that the kernel makes the entries of those alone.
+func (d *procDir) listRange(lo, hi int) ([]procEntry, error) {
+	out := d.ents[:0]
+	defer func() { d.ents = out[:0] }()
+	if _, err := unix.Seek(d.fd, procTGIDOffset+int64(lo), io.SeekStart); err != nil {
+		return nil, fmt.Errorf("list %s from pid %d: %w", localProcRoot, lo, err)
+	}
+	buf := d.dents[:1024]
+	for {
+		n, err := unix.Getdents(d.fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", localProcRoot, err)
+		}
+		if n <= 0 {
+			return out, nil
+		}
+		past := false
+		out, past, err = appendDirents(out, buf[:n], hi)
+		if err != nil || past {
+			return out, err
+		}
+	}
+}
+
+// appendDirents appends the pids of the getdents entries b to out, up to
+// pid hi (0: all); past says one beyond hi was seen.
+func appendDirents(out []procEntry, b []byte, hi int) (_ []procEntry, past bool, _ error) {
+	// struct linux_dirent64: ino (8 bytes), off (8), reclen (2), type
+	// (1), then the name, NUL-terminated.
+	for len(b) >= 19 {
+		reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+		if reclen < 19 || reclen > len(b) {
+			return out, false, fmt.Errorf("list %s: a directory entry of %d bytes", localProcRoot, reclen)
+		}
+		name := b[19:reclen]
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		// Only a pid's name is parsed: Atoi's error for "self", "net"
+		// and the other fifty is an allocation each.
+		if len(name) > 0 && name[0] >= '1' && name[0] <= '9' {
+			if pid, err := strconv.Atoi(string(name)); err == nil {
+				if hi > 0 && pid > hi {
+					return out, true, nil
+				}
+				out = append(out, procEntry{pid: pid, ino: binary.NativeEndian.Uint64(b[0:8])})
+			}
+		}
+		b = b[reclen:]
+	}
+	return out, false, nil
+}
+
+// totalForks is the machine's count of forks since boot, /proc/stat's
+// "processes" (every namespace's, threads' too).
+func (l *Local) totalForks() (uint64, bool) {
+	l.scanMu.Lock()
+	defer l.scanMu.Unlock()
+	return l.totalForksLocked()
+}
+
+// totalForksLocked is totalForks with scanMu held.
+func (l *Local) totalForksLocked() (uint64, bool) {
+	fd, err := unix.Open(filepath.Join(localProcRoot, "stat"), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, false
+	}
+	defer unix.Close(fd)
+	if l.statBuf == nil {
+		l.statBuf = make([]byte, 8<<10)
+	}
+	b, err := readProcFD(fd, &l.statBuf, false)
+	if err != nil {
+		return 0, false
+	}
+	_, rest, ok := bytes.Cut(b, []byte("\nprocesses "))
+	if !ok {
+		return 0, false
+	}
+	if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+		rest = rest[:i]
+	}
+	n, err := strconv.ParseUint(string(rest), 10, 64)
+	return n, err == nil
+}
+
+// readLoadavg reads /proc/loadavg's count of threads and the last pid
+// made ("0.52 0.58 0.59 3/169 14815").
+func readLoadavg(d *procDir) (threads, last int, ok bool) {
+	b, err := d.readFile("loadavg")
+	if err != nil {
+		return 0, 0, false
+	}
+	f := bytes.Fields(b)
+	if len(f) < 5 {
+		return 0, 0, false
+	}
+	_, total, found := bytes.Cut(f[3], []byte("/"))
+	if !found {
+		return 0, 0, false
+	}
+	threads, err1 := strconv.Atoi(string(total))
+	last, err2 := strconv.Atoi(string(f[4]))
+	return threads, last, err1 == nil && err2 == nil
+}
+
+// readPidMax reads /proc/sys/kernel/pid_max.
+func readPidMax(d *procDir) (int, bool) {
+	b, err := d.readFile("sys/kernel/pid_max")
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(bytes.TrimSpace(b)))
+	return n, err == nil
+}
+
+// readFile returns /proc/name, valid until the next read.
+func (d *procDir) readFile(name string) ([]byte, error) {
+	fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	for err == unix.EINTR {
+		fd, err = unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	return readProcFD(fd, &d.buf, true)
 }
 
 // read returns /proc/PID/name, valid until the next read. A process gone

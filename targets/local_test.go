@@ -244,6 +244,50 @@ func TestLocalRunLeftoversAfterEarlierLooks(t *testing.T) {
 	}
 }
 
+// The look for what a run's command left lists only the pids from its
+// shell's to the last one made, when the pids cannot have come round
+// meanwhile: it finds what the command left there; and it falls back to
+// every process when the pids came round (the last pid below the
+// shell's) or when more forks than half the free pids were made.
+func TestLocalRunLooksAtItsPidsOnly(t *testing.T) {
+	l := NewLocal()
+	ctx := localTestContext(t)
+	d, err := openProcDir(&l.scanBufs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	if !l.seekable(d) {
+		t.Fatal("this kernel's /proc does not list from a pid on as TGID_OFFSET says")
+	}
+	if ents, err := d.listRange(l.self, l.self); err != nil || len(ents) != 1 || ents[0].pid != l.self {
+		t.Fatalf("listRange(self, self) = %v, %v; want lockstep alone", ents, err)
+	}
+	res, err := l.Run(ctx, Command{Line: `setsid sh -c 'exec env -i sleep 100' >/dev/null 2>&1 & echo $!`})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("run: %v, exit %d, stderr %q", err, res.ExitCode, res.Stderr)
+	}
+	t.Cleanup(func() { l.Stop(context.Background(), res.Owned(), 0) })
+	pid := localAtoi(t, strings.TrimSpace(string(res.Stdout)))
+	from := res.Owned().from
+	lo, hi, ok := l.pidRange(d, from)
+	if !ok || lo != from.pid || hi < pid || pid <= lo {
+		t.Fatalf("pidRange = %d, %d, %v; want from the shell's pid %d past the leftover's %d", lo, hi, ok, from.pid, pid)
+	}
+	ms, err := l.Members(ctx, res.Owned())
+	if err != nil || len(ms) != 1 || ms[0].PID != pid {
+		t.Fatalf("members %+v, %v; want only pid %d", ms, err, pid)
+	}
+	for name, f := range map[string]procFrom{
+		"come round":     {pid: 1<<22 + 1, forks: from.forks}, // past any pid_max
+		"too many forks": {pid: from.pid, forks: 1},
+	} {
+		if _, _, ok := l.pidRange(d, f); ok {
+			t.Errorf("%s: pidRange listed a range", name)
+		}
+	}
+}
+
 func TestLocalRunLeftovers(t *testing.T) {
 	l := NewLocal()
 	ctx := localTestContext(t)
