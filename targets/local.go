@@ -126,9 +126,10 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 }
 
 // localRun is a command Run started, read and reaped by the goroutine
-// that runs it, with no goroutine, poller registration or channel of its
-// own: a poll(2) of the two output pipes, the shell's pidfd and an
-// eventfd that the context's end writes to. A run step of true costs a
+// that runs it, with no goroutine or poller registration of its own: a
+// poll(2) of the two output pipes, the shell's pidfd and an eventfd that
+// the context's end writes to (from context.AfterFunc's goroutine, made
+// only then). A run step of true costs a
 // fork and an exec; os/exec's two copying goroutines, its context
 // watcher and the poller's dozen fcntl and epoll_ctl calls cost a third
 // as much again.
