@@ -328,21 +328,18 @@ func (c *client1) arm(now time.Time) {
 // roundTrip writes the request and reads one final response.
 func (c *client1) roundTrip(now time.Time) (int, error) {
 	c.arm(now)
-	if n, err := c.nc.Write(c.w.packet); err != nil {
-		if n == 0 {
-			return 0, fmt.Errorf("write request: %w: %w", errNothingWritten, err)
-		}
-		// A server may answer before it has read the whole request and
-		// stop reading (a 413 to a large body): its answer counts, and
-		// the connection, with half a request on it, is not reused.
-		if status, _, rerr := c.readFinal(); rerr == nil {
-			c.close()
-			return status, nil
-		}
-		return 0, fmt.Errorf("write request: %w", err)
+	if rc, ok := c.nc.(*rawConn); ok {
+		// Written by the response's first read, which then waits for it
+		// without a read that would find nothing yet.
+		rc.sendThenRead(c.w.packet)
+	} else if n, err := c.nc.Write(c.w.packet); err != nil {
+		return c.writeFailed(n, err)
 	}
 	status, keep, err := c.readFinal()
 	if err != nil {
+		if se := (*sendError)(nil); errors.As(err, &se) {
+			return c.writeFailed(se.Sent, se.Err)
+		}
 		return status, err
 	}
 	c.idleFrom = time.Now()
@@ -356,6 +353,22 @@ func (c *client1) roundTrip(now time.Time) (int, error) {
 		c.close()
 	}
 	return status, nil
+}
+
+// writeFailed is a request's end when only n bytes of it were written
+// (err saying why).
+func (c *client1) writeFailed(n int, err error) (int, error) {
+	if n == 0 {
+		return 0, fmt.Errorf("write request: %w: %w", errNothingWritten, err)
+	}
+	// A server may answer before it has read the whole request and stop
+	// reading (a 413 to a large body): its answer counts, and the
+	// connection, with half a request on it, is not reused.
+	if status, _, rerr := c.readFinal(); rerr == nil {
+		c.close()
+		return status, nil
+	}
+	return 0, fmt.Errorf("write request: %w", err)
 }
 
 // readFinal reads responses up to the final one: 1xx interim responses

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,7 +47,7 @@ func BenchmarkLocalRunSteps(b *testing.B) {
 	b.Run("exec-loop", func(b *testing.B) {
 		const n = 1000
 		var total time.Duration
-		cpu := cpubench.Now()
+		cpu, switches := cpubench.Now(), sleeps()
 		for b.Loop() {
 			start := time.Now()
 			for range n {
@@ -56,14 +57,17 @@ func BenchmarkLocalRunSteps(b *testing.B) {
 			}
 			total += time.Since(start)
 		}
-		reportCPU(b, cpu, b.N*n)
+		reportCPU(b, cpu, switches, b.N*n)
 		b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N)/n, "ms/step")
 	})
 }
 
 // reportCPU reports the CPU time used since m per step, for steps steps:
-// lockstep's own and its commands' (the children it waited for).
-func reportCPU(b *testing.B, m cpubench.Mark, steps int) {
+// lockstep's own and its commands' (the children it waited for); and
+// the times this process's threads went to sleep since switches (a
+// count of switches at m): each is a wake-up to wait for, which a loaded
+// machine makes long.
+func reportCPU(b *testing.B, m cpubench.Mark, switches int64, steps int) {
 	self, children, ok := m.Since()
 	if !ok {
 		return
@@ -71,6 +75,16 @@ func reportCPU(b *testing.B, m cpubench.Mark, steps int) {
 	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(steps) }
 	b.ReportMetric(per(self), "cpu-ms/step")
 	b.ReportMetric(per(children), "child-cpu-ms/step")
+	b.ReportMetric(float64(sleeps()-switches)/float64(steps), "sleeps/step")
+}
+
+// sleeps counts the voluntary context switches of this process's threads.
+func sleeps() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Nvcsw
 }
 
 // benchRunSteps runs a plan of n run steps of true, through Run, or with
@@ -93,7 +107,7 @@ func benchRunSteps(b *testing.B, n int, recorded bool) {
 	}
 	local := targets.NewLocal()
 	var first, last, total time.Duration
-	cpu := cpubench.Now()
+	cpu, switches := cpubench.Now(), sleeps()
 	for b.Loop() {
 		o := &stepTimes{}
 		opts := runner.Options{
@@ -123,7 +137,7 @@ func benchRunSteps(b *testing.B, n int, recorded bool) {
 		last += o.end.Sub(o.starts[len(o.starts)-100])
 	}
 	runs := float64(b.N)
-	reportCPU(b, cpu, b.N*n)
+	reportCPU(b, cpu, switches, b.N*n)
 	b.ReportMetric(float64(total.Microseconds())/1000/runs/float64(n), "ms/step")
 	b.ReportMetric(float64(first.Microseconds())/1000/runs/100, "first100-ms/step")
 	b.ReportMetric(float64(last.Microseconds())/1000/runs/100, "last100-ms/step")

@@ -50,10 +50,15 @@ func (e *diedError) Unwrap() error { return errProcessDied }
 // step, with a *diedError as the cause, the moment one of them is no
 // longer running. A lost connection to a target is not a death: the next
 // check tries again.
+//
+// With nothing to watch yet, the watcher starts only after watchEvery
+// (when its first look would have found nothing and waited as long): a
+// step of a few milliseconds, a run step of a plan without launches,
+// starts no goroutine and wakes none.
 func (r *run) watch(ctx context.Context, cancel context.CancelCauseFunc) (stop func()) {
 	wctx, stopWatch := context.WithCancel(ctx)
 	done := make(chan struct{})
-	go func() {
+	loop := func() {
 		defer close(done)
 		next := time.NewTimer(0)
 		defer next.Stop()
@@ -94,10 +99,20 @@ func (r *run) watch(ctx context.Context, cancel context.CancelCauseFunc) (stop f
 			}
 			next.Reset(every)
 		}
-	}()
+	}
+	if len(r.watching()) > 0 {
+		go loop()
+		return func() {
+			stopWatch()
+			<-done
+		}
+	}
+	later := time.AfterFunc(watchEvery, loop)
 	return func() {
 		stopWatch()
-		<-done
+		if !later.Stop() {
+			<-done // started: wait for it to end
+		}
 	}
 }
 

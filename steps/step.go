@@ -67,13 +67,25 @@ type ExplainAttr struct {
 // Kinds returns the step kinds, in the order docs list them. Each call
 // builds them afresh.
 func Kinds() []Kind {
-	return []Kind{runKind(), launchKind(), waitKind(), assertKind(), benchmarkKind()}
+	makers := kindMakers()
+	out := make([]Kind, 0, len(makers))
+	for _, mk := range makers {
+		out = append(out, mk())
+	}
+	return out
 }
 
-// Lookup returns the kind named name.
+// kindMakers are what build the step kinds, in the order docs list them.
+func kindMakers() [5]func() Kind {
+	return [...]func() Kind{runKind, launchKind, waitKind, assertKind, benchmarkKind}
+}
+
+// Lookup returns the kind named name, built afresh. It builds the kinds
+// one at a time up to that one, not all of them: the runner looks up
+// every step's kind, and a run step's is the first.
 func Lookup(name string) (Kind, bool) {
-	for _, k := range Kinds() {
-		if k.Name == name {
+	for _, mk := range kindMakers() {
+		if k := mk(); k.Name == name {
 			return k, true
 		}
 	}

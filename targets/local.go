@@ -41,10 +41,17 @@ type Local struct {
 	mu       sync.Mutex
 	launched map[int]*localLaunch // by pid
 
-	// scanMu guards ages, the processes the last scans saw (scan).
-	scanMu sync.Mutex
-	ages   map[int]procAge
-	agesAt time.Time // when a scan last read every process
+	// scanMu guards ages, the processes the last scans saw (scan), and
+	// what a scan reads /proc with.
+	scanMu    sync.Mutex
+	ages      map[int]procAge
+	agesSpare map[int]procAge // the map before last, filled afresh by the next scan
+	agesAt    time.Time       // when a scan last read every process
+	scanBufs  procBufs
+	// seekWorks says /proc lists from a pid on (seekable), once
+	// seekChecked.
+	seekChecked, seekWorks bool
+	statBuf                []byte // /proc/stat, read by totalForks
 }
 
 var _ Target = (*Local)(nil)
@@ -99,45 +106,276 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 	if err != nil {
 		return Result{ExitCode: -1}, fmt.Errorf("run: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", c.Line)
-	cmd.Env = localEnviron(markedEnv(c, mark))
-	cmd.Dir = c.Dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	cmd.Cancel = func() error {
-		// The shell leads its group (Setsid), so -pid is the group; then
-		// by the mark, for what left the group.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), localRunStopWait)
-		defer cancel()
-		return l.Stop(sctx, Process{Mark: mark}, 0)
-	}
-	cmd.WaitDelay = localRunWaitDelay
-	stdout, stderr := cappedBuffer{limit: localMaxOutput}, cappedBuffer{limit: localMaxOutput}
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-
-	start := time.Now()
-	if err := startMarked(cmd, mark); err != nil {
+	r, err := l.startRun(ctx, c, mark)
+	if err != nil {
 		return Result{ExitCode: -1}, fmt.Errorf("run: %w", err)
 	}
-	// Not reaped before Wait: its stat is there to read, if only as a
-	// zombie's.
-	var started uint64
-	if st, err := readLocalStat(cmd.Process.Pid); err == nil {
-		started = st.StartTime
-	}
-	err = cmd.Wait()
-	res := Result{Stdout: stdout.b, Stderr: stderr.b, Duration: time.Since(start), ExitCode: -1, Mark: mark, Started: started}
-	if cmd.ProcessState != nil {
-		res.ExitCode, res.Signal = localExitStatus(cmd.ProcessState)
+	defer r.close()
+	r.wait(ctx)
+	res := Result{Stdout: r.stdout.b, Stderr: r.stderr.b, Duration: time.Since(r.start), ExitCode: -1, Mark: mark, Started: r.started, from: r.from}
+	if r.reaped && r.err == nil {
+		res.ExitCode, res.Signal = waitExit(r.status)
 	}
 	if ctx.Err() != nil {
 		return res, fmt.Errorf("run: %w", ctx.Err())
 	}
-	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) && !errors.Is(err, exec.ErrWaitDelay) {
-		return res, fmt.Errorf("run: %w", err)
+	if r.err != nil {
+		return res, fmt.Errorf("run: %w", r.err)
 	}
 	return res, nil
+}
+
+// localRun is a command Run started, read and reaped by the goroutine
+// that runs it, with no goroutine or poller registration of its own: a
+// poll(2) of the two output pipes, the shell's pidfd and an eventfd that
+// the context's end writes to (from context.AfterFunc's goroutine, made
+// only then). A run step of true costs a
+// fork and an exec; os/exec's two copying goroutines, its context
+// watcher and the poller's dozen fcntl and epoll_ctl calls cost a third
+// as much again.
+type localRun struct {
+	l                  *Local
+	mark               string
+	pid                int
+	pidfd, wake        int // -1 when closed
+	out, errOut        int // read ends of the pipes, -1 once at their end
+	stdout, stderr     cappedBuffer
+	start              time.Time
+	started            uint64   // Result.Started
+	from               procFrom // Result.from
+	reaped             bool
+	status             syscall.WaitStatus // once reaped
+	err                error              // a failure to poll or to reap
+	stopWake           func() bool
+	woken              chan struct{} // closed once the context's end wrote to wake
+	cancelled, exitedT time.Time     // when the context's end was seen, when the shell was reaped
+}
+
+// startRun forks and execs the shell of c, marked with mark, in a session
+// of its own, stdin from /dev/null and stdout and stderr to pipes.
+func (l *Local) startRun(ctx context.Context, c Command, mark string) (_ *localRun, err error) {
+	r := &localRun{l: l, mark: mark, pidfd: -1, wake: -1, out: -1, errOut: -1,
+		stdout: cappedBuffer{limit: localMaxOutput}, stderr: cappedBuffer{limit: localMaxOutput}}
+	defer func() {
+		if err != nil {
+			r.close()
+		}
+	}()
+	null, err := unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", os.DevNull, err)
+	}
+	defer unix.Close(null)
+	var outp, errp [2]int
+	if err := unix.Pipe2(outp[:], unix.O_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("pipe: %w", err)
+	}
+	r.out = outp[0]
+	defer unix.Close(outp[1])
+	if err := unix.Pipe2(errp[:], unix.O_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("pipe: %w", err)
+	}
+	r.errOut = errp[0]
+	defer unix.Close(errp[1])
+	if ctx.Done() != nil {
+		if r.wake, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+			return nil, fmt.Errorf("eventfd: %w", err)
+		}
+		wake, woken := r.wake, make(chan struct{})
+		r.woken = woken
+		r.stopWake = context.AfterFunc(ctx, func() {
+			defer close(woken)
+			_, _ = unix.Write(wake, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+		})
+	}
+	attr := &syscall.ProcAttr{
+		Dir:   c.Dir,
+		Env:   localEnviron(markedEnv(c, mark)),
+		Files: []uintptr{uintptr(null), uintptr(outp[1]), uintptr(errp[1])},
+		Sys:   &syscall.SysProcAttr{Setsid: true, PidFD: &r.pidfd},
+	}
+	// Taken before the fork, so at or before the shell's own start time,
+	// which reading its stat would cost a tenth of a millisecond of a
+	// command of a few (the shell is exec'ing then).
+	r.started = bootTicksBefore()
+	forks, forksOK := l.totalForks()
+	r.start = time.Now()
+	// A kernel without pidfds (before 5.3) fails the fork: Stop signals
+	// through pidfds too.
+	err = startMarked(mark, func() error {
+		pid, err := syscall.ForkExec("/bin/sh", []string{"/bin/sh", "-c", c.Line}, attr)
+		r.pid = pid
+		return err
+	}, func() {
+		_ = syscall.Kill(-r.pid, syscall.SIGKILL)
+		r.reap(true)
+	})
+	if err != nil {
+		return nil, &os.PathError{Op: "fork/exec", Path: "/bin/sh", Err: err}
+	}
+	if forksOK {
+		r.from = procFrom{pid: r.pid, forks: forks}
+	}
+	return r, nil
+}
+
+// wait reads the command's output and reaps its shell: until the shell
+// has exited and both pipes are at their end, or localRunWaitDelay after
+// the shell exited or ctx ended, whichever came first (a process that
+// escaped the group may hold the pipes open). When ctx ends first, the
+// shell's group is killed, then every process carrying the mark.
+func (r *localRun) wait(ctx context.Context) {
+	fds := make([]unix.PollFd, 0, 4)
+	for r.out >= 0 || r.errOut >= 0 || !r.reaped {
+		timeout := -1
+		if first := r.waitFrom(); !first.IsZero() {
+			left := time.Until(first.Add(localRunWaitDelay))
+			if left <= 0 {
+				break
+			}
+			timeout = int((left + time.Millisecond - 1) / time.Millisecond)
+		}
+		fds = fds[:0]
+		for _, fd := range []int{r.out, r.errOut, r.pidfd, r.wake} {
+			if fd >= 0 {
+				fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+			}
+		}
+		if _, err := unix.Poll(fds, timeout); err != nil && err != unix.EINTR {
+			r.err = fmt.Errorf("poll: %w", err)
+			break
+		}
+		for _, p := range fds {
+			if p.Revents == 0 {
+				continue
+			}
+			switch int(p.Fd) {
+			case r.out:
+				r.read(&r.out, &r.stdout)
+			case r.errOut:
+				r.read(&r.errOut, &r.stderr)
+			case r.pidfd:
+				r.reap(false)
+			case r.wake:
+				r.cancel(ctx)
+			}
+		}
+		if r.out < 0 && r.errOut < 0 && !r.reaped {
+			// The pipes' end is most often the shell's exit: taken now,
+			// its status spares a poll and a wake-up for the pidfd.
+			r.reap(false)
+		}
+	}
+	if !r.reaped {
+		// The delay passed with the shell still there (cut short and not
+		// yet dead) or poll failed: it is killed, and waited for.
+		_ = unix.PidfdSendSignal(r.pidfd, unix.SIGKILL, nil, 0)
+		r.reap(true)
+	}
+}
+
+// waitFrom is when the delay for the pipes started: the shell's exit or
+// the context's end, whichever came first; zero while neither has.
+func (r *localRun) waitFrom() time.Time {
+	switch {
+	case r.exitedT.IsZero():
+		return r.cancelled
+	case r.cancelled.IsZero() || r.exitedT.Before(r.cancelled):
+		return r.exitedT
+	}
+	return r.cancelled
+}
+
+// read reads what a pipe holds into buf, closing it (and setting *fd to
+// -1) at its end.
+func (r *localRun) read(fd *int, buf *cappedBuffer) {
+	b := buf.room()
+	n, err := unix.Read(*fd, b)
+	if err == unix.EINTR || err == unix.EAGAIN {
+		return
+	}
+	if n > 0 {
+		buf.took(b, n)
+		return
+	}
+	unix.Close(*fd)
+	*fd = -1
+}
+
+// reap collects the shell, once its pidfd says it has exited (block
+// false: the zombie is there to take) or waiting for it (block). By pid:
+// until it is reaped the zombie keeps its pid from reuse, and only Run
+// waits for it.
+func (r *localRun) reap(block bool) {
+	flags := syscall.WNOHANG
+	if block {
+		flags = 0
+	}
+	var ws syscall.WaitStatus
+	pid, err := syscall.Wait4(r.pid, &ws, flags, nil)
+	for err == syscall.EINTR {
+		pid, err = syscall.Wait4(r.pid, &ws, flags, nil)
+	}
+	switch {
+	case err != nil:
+		r.err = fmt.Errorf("wait: %w", err)
+	case pid == 0:
+		return // not exited after all
+	default:
+		r.status = ws
+	}
+	r.reaped, r.exitedT = true, time.Now()
+	unix.Close(r.pidfd)
+	r.pidfd = -1
+}
+
+// cancel is what the context's end does: the shell leads its group
+// (Setsid), so -pid is the group, killed unless the shell is reaped (its
+// pid, so the group's id, may then be another's); then by the mark, for
+// what left the group.
+func (r *localRun) cancel(ctx context.Context) {
+	<-r.woken // its write done, the descriptor can go
+	unix.Close(r.wake)
+	r.wake = -1
+	r.cancelled = time.Now()
+	if !r.reaped {
+		_ = syscall.Kill(-r.pid, syscall.SIGKILL)
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), localRunStopWait)
+	defer cancel()
+	_ = r.l.Stop(sctx, Process{Mark: r.mark}, 0)
+}
+
+// close closes what is still open; the context's writer is stopped first
+// (or waited for), so it never writes to a descriptor closed and reused.
+func (r *localRun) close() {
+	if r.stopWake != nil && !r.stopWake() {
+		<-r.woken
+	}
+	for _, fd := range []*int{&r.out, &r.errOut, &r.pidfd, &r.wake} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
+	}
+}
+
+// bootTicksBefore is, in /proc's clock ticks since boot (USER_HZ, 100 a
+// second), a time at or before the start time of any process forked
+// after the call, 0 if the clock cannot be read. The kernel stamps a
+// new process with CLOCK_BOOTTIME at its fork and /proc shows that
+// rounded down to a tick (both shifted alike in a time namespace); a
+// tick is taken off for a clock read a hair ahead of the kernel's.
+func bootTicksBefore() uint64 {
+	const userHZ = 100
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
+		return 0
+	}
+	if t := uint64(ts.Nano()) / (1e9 / userHZ); t > 1 {
+		return t - 1
+	}
+	return 0
 }
 
 // localRunStopWait bounds how long a cancelled Run waits for the
@@ -200,7 +438,7 @@ func (l *Local) Start(ctx context.Context, c Command, log string) (Process, erro
 	// no goroutine of ours copies its output.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := startMarked(cmd, mark); err != nil {
+	if err := startMarked(mark, cmd.Start, func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }); err != nil {
 		return Process{}, fmt.Errorf("start: %w", err)
 	}
 	pid := cmd.Process.Pid
@@ -281,7 +519,10 @@ var forkMu sync.RWMutex
 // The limit limits nothing (see markLimitBase), in lockstep as in the
 // command. A hard limit below the mark (set by whoever started lockstep)
 // leaves the command marked by its environment, group and session alone.
-func startMarked(cmd *exec.Cmd, mark string) error {
+//
+// start forks; undo ends what it started, should lockstep fail to take
+// its own limit back.
+func startMarked(mark string, start func() error, undo func()) error {
 	lim, _ := markLimit(mark)
 	forkMu.Lock()
 	defer forkMu.Unlock()
@@ -290,19 +531,18 @@ func startMarked(cmd *exec.Cmd, mark string) error {
 		return fmt.Errorf("read lockstep's limits: %w", err)
 	}
 	if own.Max < lim {
-		return cmd.Start()
+		return start()
 	}
 	if err := unix.Prlimit(0, unix.RLIMIT_RTTIME, &unix.Rlimit{Cur: lim, Max: own.Max}, nil); err != nil {
 		return fmt.Errorf("mark the new process: %w", err)
 	}
-	err := cmd.Start()
+	err := start()
 	if rerr := unix.Prlimit(0, unix.RLIMIT_RTTIME, &own, nil); rerr != nil {
 		// Lowering a soft limit within its hard limit is always allowed;
 		// if it were not, the command would not run beside a mark it
 		// cannot be told from.
 		if err == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
+			undo()
 		}
 		return errors.Join(err, fmt.Errorf("take back lockstep's own limit: %w", rerr))
 	}
@@ -393,7 +633,7 @@ const localStopPoll = 20 * time.Millisecond
 // already showed the mark, its environment (readable for our own user's
 // processes, or every process when root).
 func (l *Local) Members(ctx context.Context, p Process) ([]ProcessInfo, error) {
-	scan, err := l.scan(ctx, p.Mark, p.StartTime)
+	scan, err := l.scan(ctx, p.Mark, p.StartTime, p.from)
 	if err != nil {
 		return nil, fmt.Errorf("members of pid %d: %w", p.PID, err)
 	}
@@ -421,33 +661,71 @@ func (l *Local) Members(ctx context.Context, p Process) ([]ProcessInfo, error) {
 // directory for its life, so a look for what a run step's command left
 // reads the files of the processes started since, not the machine's
 // every one.
-func (l *Local) scan(ctx context.Context, mark string, since uint64) ([]procSeen, error) {
+//
+// With from (what a local run's command left), only the pids from its
+// first process's to the last one made are listed, when the machine's
+// pids provably have not come round meanwhile (pidRange): the kernel's
+// listing of every process was the look's largest cost.
+func (l *Local) scan(ctx context.Context, mark string, since uint64, from procFrom) ([]procSeen, error) {
 	lim, limited := markLimit(mark)
-	d, err := openProcDir()
+	l.scanMu.Lock()
+	defer l.scanMu.Unlock()
+	d, err := openProcDir(&l.scanBufs)
 	if err != nil {
 		return nil, err
 	}
 	defer d.close()
-	ents, err := d.list()
+	lo, hi, ranged := l.pidRange(d, from)
+	var ents []procEntry
+	if ranged {
+		ents, err = d.listRange(lo, hi)
+	} else {
+		ents, err = d.list()
+	}
 	if err != nil {
 		return nil, err
 	}
-	l.scanMu.Lock()
-	defer l.scanMu.Unlock()
+	if ranged {
+		return l.scanRead(ctx, d, ents, mark, lim, limited, since, nil)
+	}
 	now := time.Now()
 	known := l.ages
 	if now.Sub(l.agesAt) > procAgesFor {
 		known, l.agesAt = nil, now
 	}
-	ages := make(map[int]procAge, len(ents))
+	// Two maps taken in turn: a look after every run step would otherwise
+	// make one of the machine's every process each time.
+	ages := l.agesSpare
+	if ages == nil {
+		ages = make(map[int]procAge, len(ents))
+	}
+	clear(ages)
+	out, err := l.scanRead(ctx, d, ents, mark, lim, limited, since, &procAges{known: known, ages: ages})
+	if err != nil {
+		return nil, err
+	}
+	l.ages, l.agesSpare = ages, l.ages
+	return out, nil
+}
+
+// procAges are the ages a full scan keeps (scan): those known from
+// earlier scans, and those it makes for the next.
+type procAges struct{ known, ages map[int]procAge }
+
+// scanRead reads the processes ents of /proc that started at or after
+// since (their stat, and whether they carry mark), using and making ages
+// where pa is not nil.
+func (l *Local) scanRead(ctx context.Context, d *procDir, ents []procEntry, mark string, lim uint64, limited bool, since uint64, pa *procAges) ([]procSeen, error) {
 	var out []procSeen
 	for _, e := range ents {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if a, ok := known[e.pid]; ok && a.ino == e.ino && a.start < since {
-			ages[e.pid] = a
-			continue
+		if pa != nil {
+			if a, ok := pa.known[e.pid]; ok && a.ino == e.ino && a.start < since {
+				pa.ages[e.pid] = a
+				continue
+			}
 		}
 		b, err := d.read(e.pid, "stat")
 		if err != nil {
@@ -457,8 +735,8 @@ func (l *Local) scan(ctx context.Context, mark string, since uint64) ([]procSeen
 		if err != nil {
 			continue
 		}
-		if e.ino > 1 { // 1: the kernel could not make the directory's inode
-			ages[e.pid] = procAge{ino: e.ino, start: st.StartTime}
+		if pa != nil && e.ino > 1 { // 1: the kernel could not make the directory's inode
+			pa.ages[e.pid] = procAge{ino: e.ino, start: st.StartTime}
 		}
 		if st.StartTime < since {
 			continue
@@ -476,8 +754,72 @@ func (l *Local) scan(ctx context.Context, mark string, since uint64) ([]procSeen
 		}
 		out = append(out, s)
 	}
-	l.ages = ages
 	return out, nil
+}
+
+// procFrom is where a local run's command started on the machine's
+// pids: its shell's pid, and the machine's count of forks (/proc/stat
+// "processes") read before the shell's own. Zero: not known.
+type procFrom struct {
+	pid   int
+	forks uint64
+}
+
+// pidRange is the pids a look for what the command from started must
+// read, lo to hi (the last pid made), when that is provably all of
+// them: the kernel gives pids in turn, each the next free one after the
+// last, going round to 300 past pid_max. So while the pids have not come
+// round since the shell's, everything made since has a pid from the
+// shell's to the last one, and coming round again to above the shell's
+// takes more forks than there are free pids: over half of pid_max less
+// 300, with under half of it taken by threads, cannot have happened in
+// fewer forks than that. Where a pid is placed by hand (clone3's set_tid,
+// ns_last_pid: a checkpoint's restore, needing CAP_SYS_ADMIN or
+// CAP_CHECKPOINT_RESTORE), the look is the earlier one's, by start
+// times, of every process. ok is false when any of it is not known, or
+// /proc cannot be listed from a pid on (seekable).
+func (l *Local) pidRange(d *procDir, from procFrom) (lo, hi int, ok bool) {
+	if from.pid <= 0 || !l.seekable(d) {
+		return 0, 0, false
+	}
+	forks, ok := l.totalForksLocked()
+	if !ok || forks < from.forks {
+		return 0, 0, false
+	}
+	threads, last, ok := readLoadavg(d)
+	if !ok || last < from.pid {
+		return 0, 0, false // come round since the shell's
+	}
+	pidMax, ok := readPidMax(d)
+	if !ok {
+		return 0, 0, false
+	}
+	half := uint64(max(pidMax-300, 0)) / 2
+	if forks-from.forks >= half || uint64(threads) >= half {
+		return 0, 0, false
+	}
+	return from.pid, last, true
+}
+
+// procTGIDOffset is where the kernel puts the first pid's entry in a
+// listing of /proc (fs/proc/base.c TGID_OFFSET): seeking to it plus a
+// pid lists the pids from that one on.
+const procTGIDOffset = 258
+
+// seekable reports whether /proc lists from a pid on when asked, as
+// procTGIDOffset says: checked once, on lockstep's own pid, the first
+// listed from there.
+func (l *Local) seekable(d *procDir) bool {
+	if l.seekChecked {
+		return l.seekWorks
+	}
+	l.seekChecked = true
+	ents, err := d.listRange(l.self, l.self)
+	l.seekWorks = err == nil && len(ents) > 0 && ents[0].pid == l.self
+	if _, err := unix.Seek(d.fd, 0, io.SeekStart); err != nil {
+		l.seekWorks = false
+	}
+	return l.seekWorks
 }
 
 // procAge is a process as a scan last saw it: the inode number of its
@@ -498,16 +840,29 @@ const procAgesFor = 10 * time.Second
 // os.ReadFile also makes the poller's fcntl and epoll_ctl, an fstat and a
 // second read, and allocates the file and its contents.
 type procDir struct {
-	fd  int
-	buf []byte
+	fd int
+	*procBufs
 }
 
-func openProcDir() (*procDir, error) {
+// procBufs are a procDir's buffers, kept from one scan to the next by
+// whoever serialises them (Local.scanMu): getdents' 32 KiB, a file's
+// 4 KiB and the list of entries.
+type procBufs struct {
+	dents, buf []byte
+	ents       []procEntry
+}
+
+// openProcDir opens /proc to read with bufs (which it allocates the first
+// time); the procDir uses them until it is closed.
+func openProcDir(bufs *procBufs) (*procDir, error) {
 	fd, err := unix.Open(localProcRoot, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", localProcRoot, err)
 	}
-	return &procDir{fd: fd, buf: make([]byte, 4096)}, nil
+	if bufs.buf == nil {
+		bufs.dents, bufs.buf = make([]byte, 32<<10), make([]byte, 4096)
+	}
+	return &procDir{fd: fd, procBufs: bufs}, nil
 }
 
 func (d *procDir) close() { unix.Close(d.fd) }
@@ -520,10 +875,12 @@ type procEntry struct {
 }
 
 // list lists the processes of /proc by pid, with their directories'
-// inode numbers (which os.File.ReadDir does not give).
+// inode numbers (which os.File.ReadDir does not give), valid until the
+// next list with the same buffers.
 func (d *procDir) list() ([]procEntry, error) {
-	var out []procEntry
-	buf := make([]byte, 32<<10)
+	out := d.ents[:0]
+	defer func() { d.ents = out[:0] }()
+	buf := d.dents
 	for {
 		n, err := unix.Getdents(d.fd, buf)
 		if err == unix.EINTR {
@@ -535,44 +892,163 @@ func (d *procDir) list() ([]procEntry, error) {
 		if n <= 0 {
 			break
 		}
-		// struct linux_dirent64: ino (8 bytes), off (8), reclen (2),
-		// type (1), then the name, NUL-terminated.
-		for b := buf[:n]; len(b) >= 19; {
-			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
-			if reclen < 19 || reclen > len(b) {
-				return nil, fmt.Errorf("list %s: a directory entry of %d bytes", localProcRoot, reclen)
-			}
-			name := b[19:reclen]
-			if i := bytes.IndexByte(name, 0); i >= 0 {
-				name = name[:i]
-			}
-			if pid, err := strconv.Atoi(string(name)); err == nil && pid > 0 {
-				out = append(out, procEntry{pid: pid, ino: binary.NativeEndian.Uint64(b[0:8])})
-			}
-			b = b[reclen:]
+		if out, _, err = appendDirents(out, buf[:n], 0); err != nil {
+			return nil, err
 		}
 	}
 	slices.SortFunc(out, func(a, b procEntry) int { return a.pid - b.pid })
 	return out, nil
 }
 
+// listRange lists the processes of /proc from pid lo to hi, valid as
+// list's are: seeking to lo's place, reading a few entries at a time and
+// stopping past hi, so that the kernel makes the entries of those alone.
+func (d *procDir) listRange(lo, hi int) ([]procEntry, error) {
+	out := d.ents[:0]
+	defer func() { d.ents = out[:0] }()
+	if _, err := unix.Seek(d.fd, procTGIDOffset+int64(lo), io.SeekStart); err != nil {
+		return nil, fmt.Errorf("list %s from pid %d: %w", localProcRoot, lo, err)
+	}
+	buf := d.dents[:1024]
+	for {
+		n, err := unix.Getdents(d.fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", localProcRoot, err)
+		}
+		if n <= 0 {
+			return out, nil
+		}
+		past := false
+		out, past, err = appendDirents(out, buf[:n], hi)
+		if err != nil || past {
+			return out, err
+		}
+	}
+}
+
+// appendDirents appends the pids of the getdents entries b to out, up to
+// pid hi (0: all); past says one beyond hi was seen.
+func appendDirents(out []procEntry, b []byte, hi int) (_ []procEntry, past bool, _ error) {
+	// struct linux_dirent64: ino (8 bytes), off (8), reclen (2), type
+	// (1), then the name, NUL-terminated.
+	for len(b) >= 19 {
+		reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+		if reclen < 19 || reclen > len(b) {
+			return out, false, fmt.Errorf("list %s: a directory entry of %d bytes", localProcRoot, reclen)
+		}
+		name := b[19:reclen]
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		// Only a pid's name is parsed: Atoi's error for "self", "net"
+		// and the other fifty is an allocation each.
+		if len(name) > 0 && name[0] >= '1' && name[0] <= '9' {
+			if pid, err := strconv.Atoi(string(name)); err == nil {
+				if hi > 0 && pid > hi {
+					return out, true, nil
+				}
+				out = append(out, procEntry{pid: pid, ino: binary.NativeEndian.Uint64(b[0:8])})
+			}
+		}
+		b = b[reclen:]
+	}
+	return out, false, nil
+}
+
+// totalForks is the machine's count of forks since boot, /proc/stat's
+// "processes" (every namespace's, threads' too).
+func (l *Local) totalForks() (uint64, bool) {
+	l.scanMu.Lock()
+	defer l.scanMu.Unlock()
+	return l.totalForksLocked()
+}
+
+// totalForksLocked is totalForks with scanMu held.
+func (l *Local) totalForksLocked() (uint64, bool) {
+	fd, err := unix.Open(filepath.Join(localProcRoot, "stat"), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, false
+	}
+	defer unix.Close(fd)
+	if l.statBuf == nil {
+		l.statBuf = make([]byte, 8<<10)
+	}
+	b, err := readProcFD(fd, &l.statBuf, false)
+	if err != nil {
+		return 0, false
+	}
+	_, rest, ok := bytes.Cut(b, []byte("\nprocesses "))
+	if !ok {
+		return 0, false
+	}
+	if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+		rest = rest[:i]
+	}
+	n, err := strconv.ParseUint(string(rest), 10, 64)
+	return n, err == nil
+}
+
+// readLoadavg reads /proc/loadavg's count of threads and the last pid
+// made ("0.52 0.58 0.59 3/169 14815").
+func readLoadavg(d *procDir) (threads, last int, ok bool) {
+	b, err := d.readFile("loadavg")
+	if err != nil {
+		return 0, 0, false
+	}
+	f := bytes.Fields(b)
+	if len(f) < 5 {
+		return 0, 0, false
+	}
+	_, total, found := bytes.Cut(f[3], []byte("/"))
+	if !found {
+		return 0, 0, false
+	}
+	threads, err1 := strconv.Atoi(string(total))
+	last, err2 := strconv.Atoi(string(f[4]))
+	return threads, last, err1 == nil && err2 == nil
+}
+
+// readPidMax reads /proc/sys/kernel/pid_max.
+func readPidMax(d *procDir) (int, bool) {
+	b, err := d.readFile("sys/kernel/pid_max")
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(bytes.TrimSpace(b)))
+	return n, err == nil
+}
+
+// readFile returns /proc/name, valid until the next read.
+func (d *procDir) readFile(name string) ([]byte, error) {
+	fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	for err == unix.EINTR {
+		fd, err = unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	return readProcFD(fd, &d.buf, true)
+}
+
 // read returns /proc/PID/name, valid until the next read. A process gone
-// (before the open or during the read) gives an error wrapping
-// fs.ErrNotExist.
+// (before the open or during the read) gives unix.ENOENT or unix.ESRCH,
+// as the system call's own error: a scan drops the process then, and
+// formatting an error for each process gone meanwhile cost more than
+// its read.
 func (d *procDir) read(pid int, name string) ([]byte, error) {
 	fd, err := unix.Openat(d.fd, strconv.Itoa(pid)+"/"+name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	for err == unix.EINTR {
 		fd, err = unix.Openat(d.fd, strconv.Itoa(pid)+"/"+name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	}
 	if err != nil {
-		return nil, procErr(pid, name, err)
+		return nil, err
 	}
 	defer unix.Close(fd)
-	b, err := readProcFD(fd, &d.buf, name == "stat")
-	if err != nil {
-		return nil, procErr(pid, name, err)
-	}
-	return b, nil
+	return readProcFD(fd, &d.buf, name == "stat")
 }
 
 // readProcFD reads the /proc file open at fd to its end into *buf (grown
@@ -1138,22 +1614,38 @@ func readLocalProc(pid int) (procStat, []byte, error) {
 // localExitStatus is how a process ended: its exit code, or -1 and the
 // signal's name ("SIGKILL") when a signal ended it.
 func localExitStatus(ps *os.ProcessState) (int, string) {
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return -1, unix.SignalName(ws.Signal())
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
+		return waitExit(ws)
 	}
 	return ps.ExitCode(), ""
 }
 
-// localEnviron is this process's environment with env added (env wins).
+// waitExit is how a process reaped with status ws ended, as
+// localExitStatus tells it.
+func waitExit(ws syscall.WaitStatus) (int, string) {
+	if ws.Signaled() {
+		return -1, unix.SignalName(ws.Signal())
+	}
+	return ws.ExitStatus(), ""
+}
+
+// localEnviron is this process's environment with env added (env wins):
+// each key once, since a program's getenv takes the first of duplicates.
 func localEnviron(env map[string]string) []string {
-	out := os.Environ()
+	own := os.Environ()
+	out := make([]string, 0, len(own)+len(env))
+	for _, kv := range own {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, over := env[k]; !over {
+			out = append(out, kv)
+		}
+	}
 	keys := make([]string, 0, len(env))
 	for k := range env {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		// exec.Cmd keeps the last of duplicate keys.
 		out = append(out, k+"="+env[k])
 	}
 	return out
@@ -1164,6 +1656,7 @@ func localEnviron(env map[string]string) []string {
 type cappedBuffer struct {
 	b     []byte
 	limit int
+	drop  []byte // what is read past the limit goes to, allocated then
 }
 
 func (c *cappedBuffer) Write(p []byte) (int, error) {
@@ -1173,4 +1666,50 @@ func (c *cappedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-var _ io.Writer = (*cappedBuffer)(nil)
+// ReadFrom reads r to its end into the buffer itself, keeping the first
+// limit bytes as Write does: io.Copy, which os/exec and an SSH session
+// copy a command's output with, would otherwise allocate 32 KiB for each
+// stream of each command, most of which print nothing.
+func (c *cappedBuffer) ReadFrom(r io.Reader) (int64, error) {
+	var total int64
+	for {
+		buf := c.room()
+		n, err := r.Read(buf)
+		total += int64(n)
+		c.took(buf, n)
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+}
+
+// room is where the next read goes: the free end of the kept bytes,
+// grown as append grows them, or once the limit is reached a buffer
+// whose bytes are dropped. took(buf, n) then counts n bytes read into it.
+func (c *cappedBuffer) room() []byte {
+	room := c.limit - len(c.b)
+	if room <= 0 {
+		if c.drop == nil {
+			c.drop = make([]byte, 32<<10)
+		}
+		return c.drop
+	}
+	if cap(c.b) == len(c.b) {
+		c.b = slices.Grow(c.b, min(room, max(512, len(c.b))))
+	}
+	return c.b[len(c.b):min(cap(c.b), len(c.b)+room)]
+}
+
+func (c *cappedBuffer) took(buf []byte, n int) {
+	if len(c.b) < c.limit { // room gave the kept bytes' end
+		c.b = c.b[:len(c.b)+n]
+	}
+}
+
+var (
+	_ io.Writer     = (*cappedBuffer)(nil)
+	_ io.ReaderFrom = (*cappedBuffer)(nil)
+)

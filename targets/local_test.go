@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -17,7 +18,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
+
+	"lockstep/internal/cpubench"
 )
 
 // localPatience bounds every wait in these tests: generous, so a loaded machine
@@ -237,6 +241,50 @@ func TestLocalRunLeftoversAfterEarlierLooks(t *testing.T) {
 	}
 	if len(ms) != 1 || ms[0].PID != pid {
 		t.Errorf("members %+v, want only pid %d", ms, pid)
+	}
+}
+
+// The look for what a run's command left lists only the pids from its
+// shell's to the last one made, when the pids cannot have come round
+// meanwhile: it finds what the command left there; and it falls back to
+// every process when the pids came round (the last pid below the
+// shell's) or when more forks than half the free pids were made.
+func TestLocalRunLooksAtItsPidsOnly(t *testing.T) {
+	l := NewLocal()
+	ctx := localTestContext(t)
+	d, err := openProcDir(&l.scanBufs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	if !l.seekable(d) {
+		t.Fatal("this kernel's /proc does not list from a pid on as TGID_OFFSET says")
+	}
+	if ents, err := d.listRange(l.self, l.self); err != nil || len(ents) != 1 || ents[0].pid != l.self {
+		t.Fatalf("listRange(self, self) = %v, %v; want lockstep alone", ents, err)
+	}
+	res, err := l.Run(ctx, Command{Line: `setsid sh -c 'exec env -i sleep 100' >/dev/null 2>&1 & echo $!`})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("run: %v, exit %d, stderr %q", err, res.ExitCode, res.Stderr)
+	}
+	t.Cleanup(func() { l.Stop(context.Background(), res.Owned(), 0) })
+	pid := localAtoi(t, strings.TrimSpace(string(res.Stdout)))
+	from := res.Owned().from
+	lo, hi, ok := l.pidRange(d, from)
+	if !ok || lo != from.pid || hi < pid || pid <= lo {
+		t.Fatalf("pidRange = %d, %d, %v; want from the shell's pid %d past the leftover's %d", lo, hi, ok, from.pid, pid)
+	}
+	ms, err := l.Members(ctx, res.Owned())
+	if err != nil || len(ms) != 1 || ms[0].PID != pid {
+		t.Fatalf("members %+v, %v; want only pid %d", ms, err, pid)
+	}
+	for name, f := range map[string]procFrom{
+		"come round":     {pid: 1<<22 + 1, forks: from.forks}, // past any pid_max
+		"too many forks": {pid: from.pid, forks: 1},
+	} {
+		if _, _, ok := l.pidRange(d, f); ok {
+			t.Errorf("%s: pidRange listed a range", name)
+		}
 	}
 }
 
@@ -1068,6 +1116,28 @@ func TestLocalCapped(t *testing.T) {
 	if string(c.b) != "abcde" {
 		t.Errorf("kept %q, want abcde", c.b)
 	}
+	// As io.Copy feeds it (os/exec, an SSH session): read to the end,
+	// the first limit bytes kept, whatever the reads' sizes.
+	for _, limit := range []int{0, 5, 511, 512, 513, 5000, 100000} {
+		src := strings.Repeat("0123456789", 1000)
+		c := cappedBuffer{limit: limit}
+		n, err := io.Copy(&c, iotest.OneByteReader(strings.NewReader(src[:3])))
+		if err != nil || n != 3 {
+			t.Fatalf("limit %d: copied %d, %v", limit, n, err)
+		}
+		n, err = io.Copy(&c, iotest.HalfReader(strings.NewReader(src[3:])))
+		if err != nil || n != int64(len(src)-3) {
+			t.Fatalf("limit %d: copied %d, %v; want %d", limit, n, err, len(src)-3)
+		}
+		if want := src[:min(limit, len(src))]; string(c.b) != want {
+			t.Errorf("limit %d: kept %d bytes, want the first %d", limit, len(c.b), len(want))
+		}
+	}
+	broken := errors.New("broken")
+	c = cappedBuffer{limit: 5}
+	if _, err := io.Copy(&c, iotest.DataErrReader(iotest.ErrReader(broken))); !errors.Is(err, broken) {
+		t.Errorf("a read's error: %v, want %v", err, broken)
+	}
 }
 
 func TestLocalStopContinuesStopped(t *testing.T) {
@@ -1104,26 +1174,48 @@ func FuzzLocalParseDiagMsg(f *testing.F) {
 
 // BenchmarkLocalRun is the cost of a run (an exec probe's observation):
 // the command, marked at its fork, and with the look for what it left,
-// which the runner makes after every run step and exec probe.
+// which the runner makes after every run step and exec probe, beside the
+// anchor, a Go exec of true. cpu-us/op is this process's CPU time,
+// child-cpu-us/op that of the commands (a shell and true, or true).
 func BenchmarkLocalRun(b *testing.B) {
 	l := NewLocal()
 	ctx := b.Context()
 	b.Run("Run", func(b *testing.B) {
+		cpu := cpubench.Now()
 		for b.Loop() {
 			if _, err := l.Run(ctx, Command{Line: "true"}); err != nil {
 				b.Fatal(err)
 			}
 		}
+		reportRunCPU(b, cpu)
 	})
 	b.Run("RunThenLook", func(b *testing.B) {
+		cpu := cpubench.Now()
 		for b.Loop() {
 			r, err := l.Run(ctx, Command{Line: "true"})
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := l.Members(ctx, Process{Mark: r.Mark}); err != nil {
+			if _, err := l.Members(ctx, r.Owned()); err != nil {
 				b.Fatal(err)
 			}
 		}
+		reportRunCPU(b, cpu)
 	})
+	b.Run("ExecTrue", func(b *testing.B) {
+		cpu := cpubench.Now()
+		for b.Loop() {
+			if err := exec.Command("true").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportRunCPU(b, cpu)
+	})
+}
+
+func reportRunCPU(b *testing.B, m cpubench.Mark) {
+	if self, children, ok := m.Since(); ok {
+		b.ReportMetric(float64(self.Microseconds())/float64(b.N), "cpu-us/op")
+		b.ReportMetric(float64(children.Microseconds())/float64(b.N), "child-cpu-us/op")
+	}
 }

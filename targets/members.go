@@ -7,12 +7,12 @@ package targets
 // decision for both targets, so they cannot disagree.
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // markBytes is the size of a launch's mark: 48 random bits, so two
@@ -60,11 +60,15 @@ const rttimeLine = "Max realtime timeout"
 
 // limitsMarked reports whether /proc/PID/limits text b shows the soft
 // RLIMIT_RTTIME limit lim.
+//
+// Both read b in place (a look after every run step reads every new
+// process's limits and environment).
 func limitsMarked(b []byte, lim uint64) bool {
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, rttimeLine); ok {
-			f := strings.Fields(rest)
-			return len(f) > 0 && f[0] == strconv.FormatUint(lim, 10)
+	for line := range bytes.Lines(b) {
+		if rest, ok := bytes.CutPrefix(line, []byte(rttimeLine)); ok {
+			f := bytes.Fields(rest)
+			var want [20]byte
+			return len(f) > 0 && bytes.Equal(f[0], strconv.AppendUint(want[:0], lim, 10))
 		}
 	}
 	return false
@@ -74,8 +78,8 @@ func limitsMarked(b []byte, lim uint64) bool {
 // launch's variable, as a whole entry.
 func environMarked(b []byte, mark string) bool {
 	want := markEnv(mark) + "=1"
-	for _, e := range strings.Split(string(b), "\x00") {
-		if e == want {
+	for e := range bytes.SplitSeq(b, []byte{0}) {
+		if string(e) == want {
 			return true
 		}
 	}

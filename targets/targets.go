@@ -155,12 +155,15 @@ type Result struct {
 	// ticks since boot, as Process.StartTime), 0 when not known: nothing
 	// that started before it can carry its mark. Owned gives both.
 	Started uint64
+	// from says where on the local machine's pids what the command
+	// started can be (Local.Run; zero elsewhere).
+	from procFrom
 }
 
 // Owned is the Process that names what the command left: its mark, and
 // its start time as the earliest any of it can have started. It has no
 // pid: the command's own process has exited.
-func (r Result) Owned() Process { return Process{Mark: r.Mark, StartTime: r.Started} }
+func (r Result) Owned() Process { return Process{Mark: r.Mark, StartTime: r.Started, from: r.from} }
 
 // Process identifies a launched process. The pid alone is not enough: a
 // pid is reused, so StartTime (the kernel's, in clock ticks since boot, as
@@ -183,6 +186,10 @@ type Process struct {
 	// LogID is the identity (FileInfo.ID) of the log Start opened for
 	// the process: Log is where it was, LogID which file it is.
 	LogID string `json:"log_id,omitempty"`
+	// from, for what a local run's command left (Result.Owned), bounds
+	// the pids a look reads (Local.scan); never recorded: a Process read
+	// back from a record is looked for among every process.
+	from procFrom
 }
 
 // LogFile names a launch's log by its identity, for ReadFile: its pid and

@@ -33,10 +33,15 @@ func TestWriterCountsWhatItLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Under the writer's lock: its syncer reads the file as it syncs.
+	w.mu.Lock()
 	w.f = bad
+	w.mu.Unlock()
 	w.Emit(events.Event{Type: events.StepFinished, Time: t0.Add(time.Second), Step: a, Outcome: &events.Outcome{Status: events.Confirmed}})
 	w.Emit(events.Event{Type: events.StepStarted, Time: t0.Add(time.Second), Step: b})
+	w.mu.Lock()
 	w.f = good
+	w.mu.Unlock()
 	bad.Close()
 	w.Emit(events.Event{Type: events.StepFinished, Time: t0.Add(2 * time.Second), Step: b, Outcome: &events.Outcome{Status: events.Confirmed}})
 	w.Emit(events.Event{Type: events.AttemptFinished, Time: t0.Add(2 * time.Second), Outcome: &events.Outcome{Status: events.Confirmed}})
