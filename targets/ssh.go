@@ -521,8 +521,18 @@ func (s *SSH) Run(ctx context.Context, c Command) (Result, error) {
 		defer cancel()
 		stopErr = s.Stop(sctx, Process{Mark: mark}, 0)
 	}
-	code, sig, err := s.exec(ctx, "run", pre+fmt.Sprintf(runMarkLine, lim)+c.Line, out, errb, stopMarked)
-	res := Result{ExitCode: code, Signal: sig, Stdout: out.b, Stderr: errb.b, Duration: time.Since(start), Mark: mark}
+	tok := token()
+	look := fmt.Sprintf(runLookScript, tok, lim, mark)
+	code, sig, err := s.exec(ctx, "run", pre+fmt.Sprintf(runMarkLine, lim)+look+c.Line, out, errb, stopMarked)
+	res := Result{ExitCode: code, Signal: sig, Duration: time.Since(start), Mark: mark}
+	var said string
+	res.Stdout, said = cutVerdict(out.b, tok)
+	if said == "" {
+		res.Stderr, said = cutVerdict(errb.b, tok)
+	} else {
+		res.Stderr, _ = cutVerdict(errb.b, tok)
+	}
+	res.LeftNothing = said == "none"
 	if err != nil {
 		// What the command printed before the end is kept.
 		res.ExitCode = -1
@@ -538,6 +548,110 @@ func (s *SSH) Run(ctx context.Context, c Command) (Result, error) {
 // launch's does: the soft RLIMIT_RTTIME limit, which every process it
 // starts inherits.
 const runMarkLine = "prlimit --pid $$ --rttime=%d: >/dev/null 2>&1\n"
+
+// runLookScript is a Run's look for what its command left, made by the
+// command's own shell as it exits (an EXIT trap), so that the answer rides
+// on the session's end rather than costing a round trip after it; and it
+// reads the limits and environment of the processes started since the
+// shell only, not of every process on the host (a grep of those was as
+// costly as a session under load).
+//
+// Every process carrying the mark descends from the shell, so its pid was
+// allocated after the shell's: pids are handed out cyclically, from the
+// last one up to pid_max, then from 300 (RESERVED_PIDS) again, skipping
+// those in use. The window is (shell's pid, last pid] (/proc/loadavg's
+// last field, of the reader's pid namespace), wrapped around pid_max when
+// the last pid is below the shell's. The window misses a process only if
+// the allocation went a whole lap round since the shell: that takes
+// pid_max - 300 allocations, counting the pids it skipped for being in
+// use; so the look trusts the window only while the forks since the shell
+// (/proc/stat's "processes", every fork and thread on the host, so an
+// over-count in a container) plus the threads alive at the shell's start
+// (/proc/loadavg) stay 1000 short of that, pid_max being taken as the
+// highest pid seen (a lower bound: sh's read cannot read a sysctl file,
+// which answers a read past its first byte with nothing). Otherwise, and
+// whenever the look cannot finish (no grep, stderr redirected away from
+// lockstep's, a command that exec'ed or replaced the trap), it says
+// nothing and the caller looks with Members.
+//
+// Each round lists /proc, then reads the last pid, so every process
+// listed is in the window if it came after the shell, and greps what it has
+// not read before. A marked process alive once the listing is done was
+// listed, or descends from one that was: when every process the round
+// read was still there after the grep, grep read each while it lived, and
+// found the mark if any had it. When one went in between (it may have
+// forked a child after the listing), the look goes round again over
+// what it has not read, five rounds at most. The look forks nothing when
+// no process started since the shell, and one grep of a few files when
+// some did. The verdict goes to stderr (stdout when the command pointed
+// stderr there) as one write, prefixed by a token fresh for this Run, and
+// Run cuts it out: "none" (Result.LeftNothing), "some" or "unknown". The function's first argument is the shell's exit status,
+// which it exits with.
+const runLookScript = `lockstep_left() {
+	set +efux
+	IFS=' 	
+'
+	st=$1 s=$2 p0=$3 a0=$4 v=unknown top=$2 seen=' ' i=0
+	case $s:$p0:$a0 in *[!0-9:]* | :* | *: | *::*) p0= ;; esac
+	n=
+	while read -r k x; do [ "$k" = processes ] && { n=$x; break; }; done </proc/stat
+	while [ -n "$p0" ] && [ -n "$n" ] && [ $i -lt 5 ]; do
+		i=$((i + 1))
+		set -- /proc/[0-9]*
+		read -r _ _ _ _ hi </proc/loadavg
+		c= ps=
+		for d; do
+			p=${d#/proc/}
+			[ $p -gt $top ] && top=$p
+			[ $p = $$ ] && continue
+			if [ $s -le $hi ]; then
+				[ $p -gt $s ] && [ $p -le $hi ] || continue
+			else
+				[ $p -gt $s ] || [ $p -le $hi ] || continue
+			fi
+			case $seen in *" $p "*) continue ;; esac
+			c="$c $d/limits $d/environ" ps="$ps $p"
+		done
+		[ $((n - p0 + a0 + 1000)) -lt $((top - 300)) ] || break
+		[ -n "$c" ] || { v=none; break; }
+		f=$(command -p grep -lszE -e "Max realtime timeout +%[2]d " -e "^LOCKSTEP_LAUNCH_%[3]s=1\$" $c)
+		r=$?
+		[ -n "$f" ] && { v=some; break; }
+		[ $r -le 2 ] || break
+		gone=
+		for p in $ps; do
+			if [ -e /proc/$p ]; then seen="$seen$p "; else gone=1; fi
+		done
+		[ -z "$gone" ] && { v=none; break; }
+	done
+	[ -p /proc/$$/fd/2 ] && printf '%%s %%s\n' %[1]s "$v" >&2
+	exit "$st"
+}
+read -r _ _ _ lockstep_a _ </proc/loadavg
+while read -r lockstep_k lockstep_p; do [ "$lockstep_k" = processes ] && break; done </proc/stat
+trap "lockstep_left \$? $$ ${lockstep_p:-x} ${lockstep_a#*/}" EXIT
+unset lockstep_a lockstep_k lockstep_p
+`
+
+// cutVerdict returns b without the line runLookScript wrote after tok,
+// and what that line said ("" when it is not in b).
+func cutVerdict(b []byte, tok string) ([]byte, string) {
+	i := bytes.Index(b, []byte(tok+" "))
+	if i < 0 {
+		return b, ""
+	}
+	rest := b[i+len(tok)+1:]
+	j := bytes.IndexByte(rest, '\n')
+	if j < 0 {
+		return b, ""
+	}
+	said := string(rest[:j])
+	out := append(b[:i:i], rest[j+1:]...)
+	if len(out) == 0 {
+		out = nil
+	}
+	return out, said
+}
 
 // prelude is the shell text that sets up c's directory and environment:
 // exported variables (sshd refuses most SetEnv requests), the target's
