@@ -48,6 +48,9 @@ type SSH struct {
 	// more than MaxSessions (default 10) on one connection, workers
 	// included.
 	runSessions chan struct{}
+	// noByteDD is set once the host's dd is found not to count bytes
+	// (readBytes).
+	noByteDD atomic.Bool
 
 	mu      sync.Mutex
 	conn    *sshConn
@@ -1190,19 +1193,49 @@ func (s *SSH) parseFileInfo(path, line string) (FileInfo, error) {
 
 // readScript opens the file once, describes it through that descriptor
 // (so a rename or a new file at the same path cannot slip in between) and
-// reads from it up to the size it saw.
+// reads from it (readBytes).
 const readScript = `{ command exec 3<"$p"; } 2>/dev/null || {
 	if [ -e "$p" ]; then echo "cannot open $p for reading" >&2; exit 1; fi
 	echo missing
 	exit 0
 }
-info=$(stat -L -c ` + statFormat + ` /proc/self/fd/3) || exit
-printf '%s\n' "$info"
-n=$(( ${info%% *} - off ))
-[ $n -gt $max ] && n=$max
-[ $n -gt 0 ] || exit 0
-tail -c +$((off + 1)) <&3 | head -c $n
+stat -L -c ` + statFormat + ` /proc/self/fd/3 || exit
+` + readBytes
+
+// readBytes ends readScript and readFileScript: it writes what fd 3 holds
+// from $off, $max bytes at most. A log followed over SSH is read at every
+// turn of a wait, so this is one exec of dd, in place of the script's
+// shell, where dd counts bytes (GNU coreutils: $dd is 1); else tail and
+// head (two more processes, and a fork for the pipe). What it reads past
+// the size the stat line gave (the file grew since) is cut by the caller
+// (upToSize), so the bytes are those of the file the stat described, as
+// it was then.
+const readBytes = `[ "$dd" = 1 ] && exec dd bs=65536 skip=$off count=$max iflag=skip_bytes,count_bytes status=none <&3
+tail -c +$((off + 1)) <&3 | head -c $max
 `
+
+// upToSize is data read from off, cut to the size info gave.
+func upToSize(data []byte, off int64, info FileInfo) []byte {
+	n := max(min(int64(len(data)), info.Size-off), 0)
+	if n == 0 {
+		return nil
+	}
+	return data[:n]
+}
+
+// readScript runs a script ending in readBytes: with dd, unless the host's
+// dd turned out not to count bytes (BusyBox's before 1.35 refuses
+// iflag=count_bytes), in which case it is run again without.
+func (s *SSH) readScript(ctx context.Context, what, script string) ([]byte, error) {
+	if !s.noByteDD.Load() {
+		out, err := s.script(ctx, what, "dd=1\n"+script)
+		if err == nil || !strings.Contains(err.Error(), "dd:") {
+			return out, err
+		}
+		s.noByteDD.Store(true)
+	}
+	return s.script(ctx, what, "dd=0\n"+script)
+}
 
 // ReadAt reads up to max bytes of path from off, in one round trip.
 func (s *SSH) ReadAt(ctx context.Context, path string, off int64, max int) ([]byte, FileInfo, error) {
@@ -1215,7 +1248,7 @@ func (s *SSH) ReadAt(ctx context.Context, path string, off int64, max int) ([]by
 		return nil, info, err
 	}
 	script := "p=" + remotePath(path) + "\n" + fmt.Sprintf("off=%d max=%d\n", off, max) + readScript
-	out, err := s.script(ctx, "read "+path, script)
+	out, err := s.readScript(ctx, "read "+path, script)
 	if err != nil {
 		return nil, FileInfo{}, err
 	}
@@ -1224,10 +1257,7 @@ func (s *SSH) ReadAt(ctx context.Context, path string, off int64, max int) ([]by
 	if err != nil {
 		return nil, FileInfo{}, err
 	}
-	if len(data) == 0 {
-		data = nil
-	}
-	return data, info, nil
+	return upToSize(data, off, info), info, nil
 }
 
 // readFileScript finds the file with identity $id as ReadFile does: at
@@ -1256,11 +1286,7 @@ if [ -z "$found" ]; then
 fi
 [ -n "$found" ] || { echo missing; exit 0; }
 printf '%s\n%s\n' "$found" "$info"
-n=$(( ${info%% *} - off ))
-[ $n -gt $max ] && n=$max
-[ $n -gt 0 ] || exit 0
-tail -c +$((off + 1)) <&3 | head -c $n
-`
+` + readBytes
 
 // fileID is a FileInfo.ID as stat prints it: device and inode.
 var fileID = regexp.MustCompile(`^[0-9]+:[0-9]+$`)
@@ -1274,6 +1300,9 @@ func (s *SSH) ReadFile(ctx context.Context, ref FileRef, off int64, max int) ([]
 	if !fileID.MatchString(ref.ID) {
 		return nil, FileInfo{}, s.errorf("read %s: no file identity to read by", ref.Path)
 	}
+	if max < 0 {
+		max = 0 // the file's description alone
+	}
 	var pids []string
 	for _, p := range ref.PIDs {
 		if p > 0 {
@@ -1286,7 +1315,7 @@ func (s *SSH) ReadFile(ctx context.Context, ref FileRef, off int64, max int) ([]
 	}
 	script := "p=" + remotePath(ref.Path) + " at=" + cmp.Or(at, "''") + " id=" + shellQuote(ref.ID) +
 		" pids=" + shellQuote(strings.Join(pids, " ")) + fmt.Sprintf(" off=%d max=%d\n", off, max) + readFileScript
-	out, err := s.script(ctx, "read "+ref.Path, script)
+	out, err := s.readScript(ctx, "read "+ref.Path, script)
 	if err != nil {
 		return nil, FileInfo{}, err
 	}
@@ -1300,10 +1329,7 @@ func (s *SSH) ReadFile(ctx context.Context, ref FileRef, off int64, max int) ([]
 		return nil, FileInfo{}, err
 	}
 	info.Path = string(found)
-	if len(data) == 0 {
-		data = nil
-	}
-	return data, info, nil
+	return upToSize(data, off, info), info, nil
 }
 
 // procScript lists every process: its stat lines, then its command lines

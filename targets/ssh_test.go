@@ -419,7 +419,30 @@ func TestSSHLaunchSurvivesClose(t *testing.T) {
 
 func TestSSHFiles(t *testing.T) {
 	srv := sshtest.StartSSHD(t)
-	s := testSSH(t, srv)
+	t.Run("dd", func(t *testing.T) { testSSHFiles(t, testSSH(t, srv)) })
+	t.Run("tail and head", func(t *testing.T) {
+		s := testSSH(t, srv)
+		s.noByteDD.Store(true)
+		testSSHFiles(t, s)
+	})
+	// A dd that does not count bytes (BusyBox's before 1.35): the
+	// reads fall back to tail and head, and say so no more.
+	bin := t.TempDir()
+	fake := "#!/bin/sh\necho \"dd: invalid input flag: 'count_bytes'\" >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "dd"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := sshtest.StartSSHD(t, "SetEnv PATH="+bin+":/usr/bin:/bin")
+	t.Run("old dd", func(t *testing.T) {
+		s := testSSH(t, old)
+		testSSHFiles(t, s)
+		if !s.noByteDD.Load() {
+			t.Errorf("the reads went on without knowing the host's dd refuses count_bytes")
+		}
+	})
+}
+
+func testSSHFiles(t *testing.T, s *SSH) {
 	ctx := ctxFor(t, time.Minute)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "app.log")
@@ -887,6 +910,14 @@ func BenchmarkSSH(b *testing.B) {
 			}
 		}
 	})
+	// A session of true and nothing else: no mark, no look.
+	b.Run("Session", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := s.exec(ctx, "bench", "true", io.Discard, io.Discard, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("Members", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := s.Members(ctx, p); err != nil {
@@ -955,14 +986,35 @@ func BenchmarkSSH(b *testing.B) {
 			}
 		}
 	})
+	// bash reads ~/.bashrc for sshd only at shell level 1: with SHLVL=1
+	// set by sshd it is at 2, so these are a bare session's floor, login
+	// shell startup aside.
+	bare := testSSH(b, sshtest.StartSSHD(b, "SetEnv SHLVL=1"))
 	b.Run("RoundTripNoBashrc", func(b *testing.B) {
-		// bash reads ~/.bashrc for sshd only at shell level 1: with
-		// SHLVL=1 set by sshd it is at 2, so this is a bare session's
-		// floor, login shell startup aside.
-		bare := testSSH(b, sshtest.StartSSHD(b, "SetEnv SHLVL=1"))
 		for b.Loop() {
 			if _, err := bare.Run(ctx, Command{Line: "true"}); err != nil {
 				b.Fatal(err)
+			}
+		}
+	})
+	// A session of true and nothing else (no mark, no look), and a run
+	// step of true as the runner pays it: Run, then the look for what it
+	// left.
+	b.Run("SessionNoBashrc", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := bare.exec(ctx, "bench", "true", io.Discard, io.Discard, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("RunStepNoBashrc", func(b *testing.B) {
+		for b.Loop() {
+			r, err := bare.Run(ctx, Command{Line: "true"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ms, err := Leftovers(ctx, bare, r); err != nil || len(ms) > 0 {
+				b.Fatal(ms, err)
 			}
 		}
 	})
