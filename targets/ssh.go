@@ -580,11 +580,16 @@ const runMarkLine = "prlimit --pid $$ --rttime=%d: >/dev/null 2>&1\n"
 // Each round lists /proc, then reads the last pid, so every process
 // listed is in the window if it came after the shell, and greps what it has
 // not read before. A marked process alive once the listing is done was
-// listed, or descends from one that was: when every process the round
-// read was still there after the grep, grep read each while it lived, and
-// found the mark if any had it. When one went in between (it may have
-// forked a child after the listing), the look goes round again over
-// what it has not read, five rounds at most. The look forks nothing when
+// listed, or descends from one that was. grep prints the marks it finds,
+// and the first word of each limits file it read ("Limit": a process
+// gone before grep opened it, or mid-read, has none), so the look knows
+// which it read alive: when it read them all, any marked one was seen
+// with its mark. When one went before grep read it (it may have forked a
+// child after the listing: a background job daemonizing as the command
+// ends), the look goes round again over what it has not read, five
+// rounds at most. (A process that lost its limit mark, carrying only the
+// variable, and that goes between grep's read of its limits and of its
+// environment is the one it can miss.) The look forks nothing when
 // no process started since the shell, and one grep of a few files when
 // some did. The verdict goes to stderr (stdout when the command pointed
 // stderr there) as one write, prefixed by a token fresh for this Run, and
@@ -617,13 +622,13 @@ const runLookScript = `lockstep_left() {
 		done
 		[ $((n - p0 + a0 + 1000)) -lt $((top - 300)) ] || break
 		[ -n "$c" ] || { v=none; break; }
-		f=$(command -p grep -lszE -e "Max realtime timeout +%[2]d " -e "^LOCKSTEP_LAUNCH_%[3]s=1\$" $c)
+		f=$(command -p grep -oszE -e "Max realtime timeout +%[2]d " -e "^LOCKSTEP_LAUNCH_%[3]s=1\$" -e ^Limit $c)
 		r=$?
-		[ -n "$f" ] && { v=some; break; }
+		case $f in *"Max realtime timeout"* | *LOCKSTEP_LAUNCH_*) v=some; break ;; esac
 		[ $r -le 2 ] || break
 		gone=
 		for p in $ps; do
-			if [ -e /proc/$p ]; then seen="$seen$p "; else gone=1; fi
+			case $f in *"/proc/$p/limits:Limit"*) seen="$seen$p " ;; *) gone=1 ;; esac
 		done
 		[ -z "$gone" ] && { v=none; break; }
 	done

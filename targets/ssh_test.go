@@ -1162,6 +1162,9 @@ func TestSSHRunLooksAsItEnds(t *testing.T) {
 		{name: "stderr to a file", line: "exec 2>" + redirected + "; echo err >&2"},
 		{name: "background", line: "sleep 42.5 >/dev/null 2>&1 &", left: 1},
 		{name: "double fork, empty env", line: "( setsid env -i sleep 42.5 >/dev/null 2>&1 & )", left: 1},
+		// A background job daemonizing as the command ends, while the
+		// look reads /proc.
+		{name: "daemonizing as it ends", line: "sh -c 'setsid sleep 42.5 >/dev/null 2>&1 &' >/dev/null 2>&1 &", left: 1},
 		{name: "no PATH", line: "sleep 42.5 >/dev/null 2>&1 & PATH=/nonexistent", left: 1},
 		{name: "own trap", line: "trap 'echo bye' EXIT", stdout: "bye\n"},
 		{name: "exec", line: "exec true"},
