@@ -570,57 +570,69 @@ const runMarkLine = "prlimit --pid $$ --rttime=%d: >/dev/null 2>&1\n"
 // use; so the look trusts the window only while the forks since the shell
 // (/proc/stat's "processes", every fork and thread on the host, so an
 // over-count in a container) plus the threads alive at the shell's start
-// (/proc/loadavg) stay 1000 short of that, pid_max being taken as the
-// highest pid seen (a lower bound: sh's read cannot read a sysctl file,
-// which answers a read past its first byte with nothing). Otherwise, and
-// whenever the look cannot finish (no grep, stderr redirected away from
-// lockstep's, a command that exec'ed or replaced the trap), it says
-// nothing and the caller looks with Members.
+// (/proc/loadavg) stay 1000 short of that. pid_max is first taken as the
+// highest pid seen (a lower bound), and read with cat only when that is
+// not enough: sh's read cannot read a sysctl file, which answers a read
+// past its first byte with nothing. Otherwise, and whenever the look
+// cannot finish (no grep, stderr redirected away from lockstep's, a
+// command that exec'ed or replaced the trap), it says nothing and the
+// caller looks with Members.
 //
-// Each round lists /proc, then reads the last pid, so every process
-// listed is in the window if it came after the shell, and greps what it has
-// not read before. A marked process alive once the listing is done was
-// listed, or descends from one that was. grep prints the marks it finds,
-// and the first word of each limits file it read ("Limit": a process
-// gone before grep opened it, or mid-read, has none), so the look knows
-// which it read alive: when it read them all, any marked one was seen
-// with its mark. When one went before grep read it (it may have forked a
-// child after the listing: a background job daemonizing as the command
-// ends), the look goes round again over what it has not read, five
-// rounds at most. (A process that lost its limit mark, carrying only the
-// variable, and that goes between grep's read of its limits and of its
-// environment is the one it can miss.) The look forks nothing when
-// no process started since the shell, and one grep of a few files when
-// some did. The verdict goes to stderr (stdout when the command pointed
-// stderr there) as one write, prefixed by a token fresh for this Run, and
-// Run cuts it out: "none" (Result.LeftNothing), "some" or "unknown". The function's first argument is the shell's exit status,
-// which it exits with.
+// A round reads the last pid, then tries each pid of its range in turn
+// (the whole of /proc, filtered, when the range wraps), and greps the
+// limits and environment of those there. A marked process made after
+// that read has a marked parent that was alive when the round came to
+// its pid. grep prints the marks it finds, and the first word of each
+// limits file it read ("Limit": a process gone before grep opened it, or
+// mid-read, has none), so the look knows which it read alive: when it
+// read them all, any marked parent was seen with its mark. When one went
+// before grep read it (it may have forked a child since: a background
+// job daemonizing as the command ends), the look goes round again over
+// the window (a process being made may hold a pid its /proc directory
+// does not show yet) for what it has not read, five rounds at most. (A process that lost its
+// limit mark, carrying only the variable, and that goes between grep's
+// read of its limits and of its environment is the one it can miss.)
+// The look forks nothing when no process started since the shell, and
+// runs one grep of a few files when some did. The verdict goes to stderr
+// (stdout when the command pointed stderr there) as one write, prefixed
+// by a token fresh for this Run, and Run cuts it out: "none"
+// (Result.LeftNothing), "some" or "unknown". The function's first
+// argument is the shell's exit status, which it exits with.
 const runLookScript = `lockstep_left() {
 	set +efux
 	IFS=' 	
 '
-	st=$1 s=$2 p0=$3 a0=$4 v=unknown top=$2 seen=' ' i=0
+	st=$1 s=$2 p0=$3 a0=$4 v=unknown seen=' ' i=0 m=
 	case $s:$p0:$a0 in *[!0-9:]* | :* | *: | *::*) p0= ;; esac
 	n=
 	while read -r k x; do [ "$k" = processes ] && { n=$x; break; }; done </proc/stat
 	while [ -n "$p0" ] && [ -n "$n" ] && [ $i -lt 5 ]; do
 		i=$((i + 1))
-		set -- /proc/[0-9]*
 		read -r _ _ _ _ hi </proc/loadavg
-		c= ps=
-		for d; do
-			p=${d#/proc/}
-			[ $p -gt $top ] && top=$p
-			[ $p = $$ ] && continue
-			if [ $s -le $hi ]; then
-				[ $p -gt $s ] && [ $p -le $hi ] || continue
-			else
+		c= ps= top=$hi
+		if [ $s -le $hi ]; then
+			p=$s
+			while [ $p -lt $hi ]; do
+				p=$((p + 1))
+				[ -d /proc/$p ] && [ $p != $$ ] || continue
+				case $seen in *" $p "*) continue ;; esac
+				c="$c /proc/$p/limits /proc/$p/environ" ps="$ps $p"
+			done
+		else
+			for d in /proc/[0-9]*; do
+				p=${d#/proc/}
+				[ $p -gt $top ] && top=$p
 				[ $p -gt $s ] || [ $p -le $hi ] || continue
-			fi
-			case $seen in *" $p "*) continue ;; esac
-			c="$c $d/limits $d/environ" ps="$ps $p"
-		done
-		[ $((n - p0 + a0 + 1000)) -lt $((top - 300)) ] || break
+				[ $p = $$ ] && continue
+				case $seen in *" $p "*) continue ;; esac
+				c="$c $d/limits $d/environ" ps="$ps $p"
+			done
+		fi
+		[ $top -lt $s ] && top=$s
+		if [ $((n - p0 + a0 + 1000)) -ge $((top - 300)) ]; then
+			[ -n "$m" ] || m=$(command -p cat /proc/sys/kernel/pid_max)
+			[ $((n - p0 + a0 + 1000)) -lt $((m - 300)) ] || break
+		fi
 		[ -n "$c" ] || { v=none; break; }
 		f=$(command -p grep -oszE -e "Max realtime timeout +%[2]d " -e "^LOCKSTEP_LAUNCH_%[3]s=1\$" -e ^Limit $c)
 		r=$?
