@@ -60,7 +60,9 @@ if [ ! -e "$venv/.installed-$ansible_spec" ]; then
 fi
 export PATH=$venv/bin:$PATH
 
-(cd "$repo" && go build -o "$dir/hosts" ./bench/fleet/hosts && go build -o "$dir/lockstep" ./cmd/lockstep)
+(cd "$repo" && go build -o "$dir/hosts" ./bench/fleet/hosts && go build -o "$dir/floor" ./bench/fleet/floor)
+# build_lockstep: this tree's, or $LOCKSTEP (another commit's, to compare).
+build_lockstep
 
 # hosts_list is $FLEET_HOSTS as an HCL list: ["n1", "n2", ...].
 hosts_list() {
@@ -80,10 +82,75 @@ ms_since() {
 	echo "$((tenths / 10)).$((tenths % 10))"
 }
 
+# Where the CPU of a timed run went, from /proc (to the clock tick, 10 ms):
+# the tool's own (its user and system time and its children's, ssh -G
+# included, from its rusage), the hosts' (every sshd listener's time and
+# that of all it started and reaped: the connections, their sessions and
+# shells, read once they have been reaped), and the whole machine's
+# (/proc/stat, busy time of every core, other jobs included).
+hz=$(getconf CLK_TCK)
+
+# sshd_stats: the /proc stat files of the hosts' sshd listeners, the
+# children of bench/fleet/hosts (measure's parent) named sshd.
+sshd_stats() {
+	local p
+	for p in $(cat /proc/"$PPID"/task/*/children); do
+		[ "$(cat /proc/"$p"/comm 2>/dev/null)" = sshd ] && echo "/proc/$p/stat"
+	done
+}
+
+# sshd_children: the processes the hosts' sshd listeners have not
+# reaped yet (their connections: ansible's ControlPersist masters live on
+# between its runs), one a line, sorted.
+sshd_children() {
+	local f pid
+	for f in $sshds; do
+		pid=${f#/proc/} pid=${pid%/stat}
+		tr ' ' '\n' <"/proc/$pid/task/$pid/children"
+	done | grep . | sort
+}
+
+# hosts_cpu_ms [BEFORE]: the hosts' CPU so far, in ms, once the
+# connections that were not among BEFORE (sshd_children's list) have
+# ended and been reaped (at most 5 s): a connection's time reaches its
+# listener's when it is reaped.
+hosts_cpu_ms() {
+	local i
+	for i in $(seq 100); do
+		[ -z "$(comm -13 <(echo "${1:-}") <(sshd_children))" ] && break
+		sleep 0.05
+	done
+	# utime, stime, cutime, cstime: fields 14-17, 12-15 after the comm.
+	awk -v hz="$hz" '{ sub(/^.*\) /, ""); t += $12 + $13 + $14 + $15 } END { print int(t * 1000 / hz) }' $sshds
+}
+
+# machine_cpu_ms: every core's busy time so far, in ms.
+machine_cpu_ms() {
+	awk -v hz="$hz" '$1 == "cpu" { print int(($2 + $3 + $4 + $7 + $8 + $9) * 1000 / hz) }' /proc/stat
+}
+
+# timed TOOL N COMMAND...: runs COMMAND, and appends to $dir/results its
+# wall time ("TOOL N MS") and its CPU split ("TOOL_cpu N OWN_MS HOSTS_MS
+# MACHINE_MS"). The wall time ends when the command exits; the CPU
+# counts until the hosts reaped what it left (its connections' ends).
+timed() {
+	local tool=$1 n=$2 start h0 m0 rc=0 kids
+	shift 2
+	kids=$(sshd_children)
+	h0=$(hosts_cpu_ms "$kids") m0=$(machine_cpu_ms)
+	start=$(date +%s%N)
+	/usr/bin/time -f '%U %S' -o "$dir/time" "$@" || rc=$?
+	echo "$tool $n $(ms_since "$start")" >>"$dir/results"
+	echo "${tool}_cpu $n $(awk '{ print int(($1 + $2) * 1000) }' "$dir/time") $(($(hosts_cpu_ms "$kids") - h0)) $(($(machine_cpu_ms) - m0))" >>"$dir/results"
+	return $rc
+}
+
 # measure N: runs inside bench/fleet/hosts, with the fleet's FLEET_*
 # variables; appends "TOOL N MS" lines to $dir/results.
 measure() {
-	local n=$1 inv=$dir/inventory-$n cfg=$dir/ansible-$n.cfg start cp r
+	local n=$1 inv=$dir/inventory-$n cfg=$dir/ansible-$n.cfg start cp r sshds
+	sshds=$(sshd_stats)
+	[ "$(wc -w <<<"$sshds")" = "$n" ] || { echo "fleet: found $(wc -w <<<"$sshds") sshd listeners for $n hosts" >&2; exit 1; }
 	{
 		echo "[fleet]"
 		printf '%s\n' $FLEET_HOSTS
@@ -120,18 +187,25 @@ measure() {
 		run_ansible
 		echo "ansible $n $(ms_since "$start")" >>"$dir/results"
 
+		# The floor: the least a tool can do for the same two steps
+		# (bench/fleet/floor: one connection, one exec and one port
+		# check a host), what this machine allows.
+		timed floor "$n" "$dir/floor" >"$dir/floor-$n.out" 2>&1 || {
+			echo "fleet: the floor on $n hosts failed:" >&2
+			tail -30 "$dir/floor-$n.out" >&2
+			exit 1
+		}
+
 		# The same two steps as a lockstep plan on a fleet target, in the
 		# same round and against the same hosts: one `lockstep run`, its
 		# own connections made and closed within it (no master kept
 		# between runs, as ansible keeps its ControlPersist sockets).
-		start=$(date +%s%N)
-		(cd "$dir" && LOCKSTEP_VAR_hosts="$(hosts_list)" LOCKSTEP_VAR_fleet_config=$FLEET_SSH_CONFIG \
-			"$dir/lockstep" run --records "$dir/records-$n" "$repo/bench/fleet/fleet.hcl" >"$dir/lockstep-$n.out" 2>&1) || {
+		(cd "$dir" && export LOCKSTEP_VAR_hosts="$(hosts_list)" LOCKSTEP_VAR_fleet_config=$FLEET_SSH_CONFIG &&
+			timed lockstep "$n" "$lockstep" run --records "$dir/records-$n" "$repo/bench/fleet/fleet.hcl" >"$dir/lockstep-$n.out" 2>&1) || {
 			echo "fleet: lockstep on $n hosts failed:" >&2
 			tail -30 "$dir/lockstep-$n.out" >&2
 			exit 1
 		}
-		echo "lockstep $n $(ms_since "$start")" >>"$dir/results"
 		grep -q "run.run: confirmed on $n/$n hosts" "$dir/lockstep-$n.out" && grep -q "wait.wait: confirmed on $n/$n hosts" "$dir/lockstep-$n.out" ||
 			{ echo "fleet: lockstep did not confirm both steps on every host" >&2; exit 1; }
 	done
@@ -139,32 +213,44 @@ measure() {
 		[ -S "$cp" ] && ssh -o ControlPath="$cp" -O exit fleet >/dev/null 2>&1 || true
 	done
 }
-export dir repo rounds
-export -f measure ms_since hosts_list
+export dir repo rounds lockstep hz
+export -f measure ms_since hosts_list sshd_stats sshd_children hosts_cpu_ms machine_cpu_ms timed
 
 echo "fleet bench: ${sizes// /, } hosts, $rounds warm rounds after 1 cold run; $(nproc) cores (shared); load average $(cut -d" " -f1-3 /proc/loadavg); $limits; $(ansible-playbook --version | head -1); $(date -u '+%Y-%m-%d %H:%M UTC')"
 for n in $sizes; do
 	"$dir/hosts" -n "$n" -hide "$HOME/.bashrc" -results "$dir/results" -- bash -c 'measure "$1"' measure "$n"
 done
 
-# get TOOL N: the median of TOOL's figures on N hosts, "" when none.
+# get TOOL N [FIELD]: the median of TOOL's figures on N hosts (FIELD 3,
+# the first after N, unless told), "" when none.
 get() {
 	local v
-	v=$(awk -v t="$1" -v n="$2" '$1 == t && $2 == n { print $3 }' "$dir/results")
+	v=$(awk -v t="$1" -v n="$2" -v f="${3:-3}" '$1 == t && $2 == n { print $f }' "$dir/results")
 	[ -z "$v" ] || median <<<"$v"
 }
-printf '%-6s %9s %12s %17s %12s %12s\n' hosts setup_s teardown_s ansible_cold_ms ansible_ms lockstep_ms
+printf '%-6s %9s %12s %17s %12s %12s %9s\n' hosts setup_s teardown_s ansible_cold_ms ansible_ms lockstep_ms floor_ms
 for n in $sizes; do
 	lockstep=$(get lockstep "$n")
-	printf '%-6s %9s %12s %17s %12s %12s\n' "$n" "$(get setup "$n")" "$(get teardown "$n")" \
-		"$(get ansible_cold "$n")" "$(get ansible "$n")" "${lockstep:-?}"
+	printf '%-6s %9s %12s %17s %12s %12s %9s\n' "$n" "$(get setup "$n")" "$(get teardown "$n")" \
+		"$(get ansible_cold "$n")" "$(get ansible "$n")" "${lockstep:-?}" "$(get floor "$n")"
 done
-first=${sizes%% *} last=${sizes##* }
-awk -v a="$(get ansible "$first")" -v b="$(get ansible "$last")" -v f="$first" -v l="$last" \
-	'BEGIN { if (a > 0) printf "ansible on %s hosts / on %s: %.2fx\n", l, f, b / a }'
-awk -v a="$(get lockstep "$first")" -v b="$(get lockstep "$last")" -v f="$first" -v l="$last" \
-	'BEGIN { if (a > 0) printf "lockstep on %s hosts / on %s: %.2fx (at most 2x)\n", l, f, b / a }'
+# Where the CPU went (medians, ms): the tool's own, the hosts' sshds and
+# all they ran, and the whole machine's in the same span (other jobs in).
+printf '\n%-6s %-9s %8s %8s %9s %11s %14s %16s\n' hosts tool wall_ms own_cpu hosts_cpu machine_cpu own_per_host hosts_per_host
 for n in $sizes; do
-	awk -v a="$(get ansible "$n")" -v b="$(get lockstep "$n")" -v n="$n" \
-		'BEGIN { if (b > 0) printf "on %s hosts ansible / lockstep: %.1fx (at least 10x)\n", n, a / b }'
+	for tool in floor lockstep; do
+		own=$(get "${tool}_cpu" "$n" 3) hosts=$(get "${tool}_cpu" "$n" 4)
+		printf '%-6s %-9s %8s %8s %9s %11s %14s %16s\n' "$n" "$tool" "$(get "$tool" "$n")" "$own" "$hosts" "$(get "${tool}_cpu" "$n" 5)" \
+			"$(awk -v c="$own" -v n="$n" 'BEGIN { printf "%.1f", c / n }')" "$(awk -v c="$hosts" -v n="$n" 'BEGIN { printf "%.1f", c / n }')"
+	done
+done
+echo
+first=${sizes%% *} last=${sizes##* }
+for tool in ansible floor lockstep; do
+	awk -v a="$(get $tool "$first")" -v b="$(get $tool "$last")" -v f="$first" -v l="$last" -v t="$tool" \
+		'BEGIN { if (a > 0) printf "%s on %s hosts / on %s: %.2fx%s\n", t, l, f, b / a, t == "lockstep" ? " (at most 2x)" : "" }'
+done
+for n in $sizes; do
+	awk -v a="$(get ansible "$n")" -v b="$(get lockstep "$n")" -v c="$(get floor "$n")" -v n="$n" \
+		'BEGIN { if (b > 0) printf "on %s hosts ansible / lockstep: %.1fx (at least 10x); lockstep / floor: %.2fx\n", n, a / b, b / c }'
 done
