@@ -498,7 +498,7 @@ func hostKeyCheck(cfg SSHConfig) (ssh.HostKeyCallback, []string, error) {
 	if len(files) == 0 {
 		return func(_ string, _ net.Addr, key ssh.PublicKey) error { return fail(key, false, nil) }, openSSHHostKeyOrder, nil
 	}
-	db, err := knownhosts.NewDB(files...)
+	db, err := knownHostsDB(files)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read known_hosts: %w", err)
 	}
