@@ -5,27 +5,32 @@
 #   ansible   ansible-playbook bench/fleet/playbook.yml, forks = 50,
 #             pipelining on, Ansible's own ControlMaster/ControlPersist; a
 #             cold run (first connections) and ROUNDS warm runs
+#   floor     bench/fleet/floor: the least a tool can do for the same two
+#             steps (per host at once: one x/crypto/ssh connection with
+#             the host key verified, one exec of `true`, then one port
+#             check), what this machine allows
 #   lockstep  the same two steps as a plan on a fleet target
 #             (bench/fleet/fleet.hcl), one `lockstep run` each round
-# and what it costs to make and tear down the hosts themselves.
+# and what it costs to make and tear down the hosts themselves. For the
+# floor and lockstep it also counts where the CPU went: the tool's own
+# (user + system from its rusage, its children's, ssh -G, included), the
+# hosts' (every sshd listener's time with all it started and reaped:
+# connections, sessions, shells) and the whole machine's (/proc/stat,
+# other jobs included), with the tool's and the hosts' per host.
 #
 # Each host's ~/.bashrc reads as empty (a bind mount in the host's mount
 # namespace; the file is untouched): on a machine where it is heavy (pyenv
 # init) every session would pay it, and the figures would be the shell's.
 # Ansible gets its own venv from PyPI (ansible-core, pinned), made once
 # in ${LOCKSTEP_BENCH_CACHE:-~/.cache/lockstep-bench}/venv-ansible.
+# LOCKSTEP=BINARY times that lockstep (another commit's) instead of this
+# tree's; LOCKSTEP_BASE=BINARY times that one too, as "base", in the same
+# rounds (before and after a change, under the same load).
 #
 # Needs root (network namespaces), iproute2, openssh-server and -client,
 # go, python3 (3.11 for this ansible-core).
 #
-# Measured 2026-12-01 on 2 shared cores, `bench/fleet.sh` (3 warm rounds,
-# medians; ms for ansible, seconds for the hosts):
-#   hosts  setup_s  teardown_s  ansible_cold_ms  ansible_ms   load average
-#   1        0.057       0.067           2101.2      2531.4   1.9 at 13:32
-#   10       0.415       0.274           7621.9      6356.7
-#   50       2.229       1.765          26403.9     21943.9   (50/1: 8.7x)
-# and at 13:15 under a load average of 16-21 (other jobs on the machine):
-# 1: 11.0 s, 10: 13.0 s, 50: 43.9 s for ansible; 50 hosts up in 3.5 s.
+# Figures, and what they say: bench/README.md, "fleet.sh".
 #
 # usage: bench/fleet.sh [-r ROUNDS] [-s "1 10 50"]
 set -euo pipefail
@@ -179,6 +184,17 @@ measure() {
 		grep -q "ok=2 .*failed=0" "$dir/ansible-$n.out" || { echo "fleet: ansible did not do 2 tasks on every host" >&2; exit 1; }
 		[ "$(grep -c 'ok=2 ' "$dir/ansible-$n.out")" = "$n" ] || { echo "fleet: ansible's recap does not list $n hosts with ok=2" >&2; exit 1; }
 	}
+	# run_lockstep NAME BINARY: one timed run of the plan.
+	run_lockstep() {
+		(cd "$dir" && export LOCKSTEP_VAR_hosts="$(hosts_list)" LOCKSTEP_VAR_fleet_config=$FLEET_SSH_CONFIG &&
+			timed "$1" "$n" "$2" run --records "$dir/records-$n" "$repo/bench/fleet/fleet.hcl" >"$dir/$1-$n.out" 2>&1) || {
+			echo "fleet: $1 ($2) on $n hosts failed:" >&2
+			tail -30 "$dir/$1-$n.out" >&2
+			exit 1
+		}
+		grep -q "run.run: confirmed on $n/$n hosts" "$dir/$1-$n.out" && grep -q "wait.wait: confirmed on $n/$n hosts" "$dir/$1-$n.out" ||
+			{ echo "fleet: $1 did not confirm both steps on every host" >&2; exit 1; }
+	}
 	start=$(date +%s%N)
 	run_ansible
 	echo "ansible_cold $n $(ms_since "$start")" >>"$dir/results"
@@ -200,14 +216,8 @@ measure() {
 		# same round and against the same hosts: one `lockstep run`, its
 		# own connections made and closed within it (no master kept
 		# between runs, as ansible keeps its ControlPersist sockets).
-		(cd "$dir" && export LOCKSTEP_VAR_hosts="$(hosts_list)" LOCKSTEP_VAR_fleet_config=$FLEET_SSH_CONFIG &&
-			timed lockstep "$n" "$lockstep" run --records "$dir/records-$n" "$repo/bench/fleet/fleet.hcl" >"$dir/lockstep-$n.out" 2>&1) || {
-			echo "fleet: lockstep on $n hosts failed:" >&2
-			tail -30 "$dir/lockstep-$n.out" >&2
-			exit 1
-		}
-		grep -q "run.run: confirmed on $n/$n hosts" "$dir/lockstep-$n.out" && grep -q "wait.wait: confirmed on $n/$n hosts" "$dir/lockstep-$n.out" ||
-			{ echo "fleet: lockstep did not confirm both steps on every host" >&2; exit 1; }
+		run_lockstep lockstep "$lockstep"
+		[ -z "${LOCKSTEP_BASE:-}" ] || run_lockstep base "$LOCKSTEP_BASE"
 	done
 	for cp in "$dir/cp-$n"/*; do
 		[ -S "$cp" ] && ssh -o ControlPath="$cp" -O exit fleet >/dev/null 2>&1 || true
@@ -216,7 +226,7 @@ measure() {
 export dir repo rounds lockstep hz
 export -f measure ms_since hosts_list sshd_stats sshd_children hosts_cpu_ms machine_cpu_ms timed
 
-echo "fleet bench: ${sizes// /, } hosts, $rounds warm rounds after 1 cold run; $(nproc) cores (shared); load average $(cut -d" " -f1-3 /proc/loadavg); $limits; $(ansible-playbook --version | head -1); $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "fleet bench: ${sizes// /, } hosts, $rounds warm rounds after 1 cold run; $(nproc) cores (shared); load average $(cut -d" " -f1-3 /proc/loadavg); $limits; $(ansible-playbook --version 2>/dev/null | sed -n 1p); $(date -u '+%Y-%m-%d %H:%M UTC')"
 for n in $sizes; do
 	"$dir/hosts" -n "$n" -hide "$HOME/.bashrc" -results "$dir/results" -- bash -c 'measure "$1"' measure "$n"
 done
@@ -238,7 +248,7 @@ done
 # all they ran, and the whole machine's in the same span (other jobs in).
 printf '\n%-6s %-9s %8s %8s %9s %11s %14s %16s\n' hosts tool wall_ms own_cpu hosts_cpu machine_cpu own_per_host hosts_per_host
 for n in $sizes; do
-	for tool in floor lockstep; do
+	for tool in floor ${LOCKSTEP_BASE:+base} lockstep; do
 		own=$(get "${tool}_cpu" "$n" 3) hosts=$(get "${tool}_cpu" "$n" 4)
 		printf '%-6s %-9s %8s %8s %9s %11s %14s %16s\n' "$n" "$tool" "$(get "$tool" "$n")" "$own" "$hosts" "$(get "${tool}_cpu" "$n" 5)" \
 			"$(awk -v c="$own" -v n="$n" 'BEGIN { printf "%.1f", c / n }')" "$(awk -v c="$hosts" -v n="$n" 'BEGIN { printf "%.1f", c / n }')"
@@ -246,7 +256,7 @@ for n in $sizes; do
 done
 echo
 first=${sizes%% *} last=${sizes##* }
-for tool in ansible floor lockstep; do
+for tool in ansible floor ${LOCKSTEP_BASE:+base} lockstep; do
 	awk -v a="$(get $tool "$first")" -v b="$(get $tool "$last")" -v f="$first" -v l="$last" -v t="$tool" \
 		'BEGIN { if (a > 0) printf "%s on %s hosts / on %s: %.2fx%s\n", t, l, f, b / a, t == "lockstep" ? " (at most 2x)" : "" }'
 done
