@@ -6,9 +6,9 @@
 // session that execs `true` and waits for its exit status; then, once
 // every host has run it (a step ends on every host before the next
 // starts), one direct-tcpip channel to the host's own 127.0.0.1:22,
-// opened and closed (the port check, as lockstep's port probe makes it); then the
-// connections close. Nothing else: no ssh -G, no shell but the one sshd
-// starts, no look for what the command left, no record.
+// opened and closed (the port check, as lockstep's port probe makes
+// it); then the connections close. Nothing else: no ssh -G, no shell
+// but the one sshd starts, no look for what the command left, no record.
 //
 // It reads the variables bench/fleet/hosts gives its command
 // (FLEET_HOSTS, FLEET_SSH_CONFIG, FLEET_USER, FLEET_KEY,
