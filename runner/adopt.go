@@ -160,6 +160,7 @@ func (s *stepRun) findAdoptable(ctx context.Context, shown string) (*adoption, [
 		}
 		return false
 	}
+	var ended []records.Launch // the launches whose own process is gone
 	for _, l := range mine {
 		if l.Stopped {
 			if len(seen) == 0 {
@@ -173,6 +174,7 @@ func (s *stepRun) findAdoptable(ctx context.Context, shown string) (*adoption, [
 		}
 		if !st.Alive {
 			note("attempt %d's pid %d %s", l.Attempt, l.Held.PID, (&diedError{state: st}).how())
+			ended = append(ended, l)
 			continue
 		}
 		if other(l) {
@@ -186,21 +188,14 @@ func (s *stepRun) findAdoptable(ctx context.Context, shown string) (*adoption, [
 	// known says the process carries the mark of one of the step's
 	// launches, whether or not its command is the plan's.
 	known := func(an targets.Answerer) bool {
-		for _, l := range mine {
-			first := l.Held.First()
-			if an.Mark != "" && an.Mark == first.Mark && an.StartTime >= first.StartTime {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(mine, func(l records.Launch) bool { return marked(an, l) })
 	}
 	byMark := func(an targets.Answerer, found string) *adoption {
 		for _, l := range mine {
-			first := l.Held.First()
-			if an.Mark == "" || an.Mark != first.Mark || an.StartTime < first.StartTime || other(l) {
+			if !marked(an, l) || other(l) {
 				continue
 			}
-			l.Held = daemonHeld(l.Held.Target, an, first)
+			l.Held = daemonHeld(l.Held.Target, an, l.Held.First())
 			return &adoption{from: l, found: found, since: l.Since}
 		}
 		return nil
@@ -236,6 +231,10 @@ func (s *stepRun) findAdoptable(ctx context.Context, shown string) (*adoption, [
 			return nil, nil, err
 		}
 		for _, an := range ans {
+			if i := slices.IndexFunc(ended, func(l records.Launch) bool { return marked(an, l) && leftBehind(an, l) }); i >= 0 {
+				note("%s is held by pid %d (%s), what attempt %d's %s left running when its process (pid %d) ended: not a server to adopt", addr, an.PID, an.Command, ended[i].Attempt, s.ev.Addr, ended[i].Held.PID)
+				continue
+			}
 			if a := byMark(an, "the listener of "+addr.String()); a != nil {
 				return a, seen, nil
 			}
@@ -245,6 +244,26 @@ func (s *stepRun) findAdoptable(ctx context.Context, shown string) (*adoption, [
 		}
 	}
 	return nil, seen, nil
+}
+
+// marked says whether an carries the mark of launch l and started after
+// it: a process of that launch.
+func marked(an targets.Answerer, l records.Launch) bool {
+	first := l.Held.First()
+	return an.Mark != "" && an.Mark == first.Mark && an.StartTime >= first.StartTime
+}
+
+// leftBehind says whether an, a process holding a port the plan names
+// with the mark of launch l, whose own process has ended, is what l left
+// running when it ended: an nginx worker whose master was killed, the
+// worker of a server that crashed. It still answers, but the launch is
+// dead (as a launch whose leader dies while a worker lives is), so it is
+// never adopted as the launch. A daemon that detached into a session of
+// its own (as daemon(3) and setsid do) is not left behind when the
+// record never named one: the command that forked it ended as it should.
+// Once the record named the daemon, that daemon's end is the launch's.
+func leftBehind(an targets.Answerer, l records.Launch) bool {
+	return l.Held.Daemon || an.PID != an.Session
 }
 
 // adopted makes the adopted process this step's launch: watched from
@@ -360,13 +379,27 @@ func (s *stepRun) keptHolds(ctx context.Context, shown string) (adopted bool, er
 		for _, an := range ans {
 			for _, l := range all {
 				first := l.Held.First()
-				if an.Mark == "" || an.Mark != first.Mark || an.StartTime < first.StartTime || l.Held.Target != s.t.Name() {
+				if !marked(an, l) || l.Held.Target != s.t.Name() {
 					continue
 				}
-				if cfg.Adopt && l.Step == s.ev.Addr && l.Command == shown {
-					if an.PID != l.Held.PID {
+				if an.PID != l.Held.PID || an.StartTime != l.Held.StartTime {
+					// Not the record's process: that one still runs (a
+					// master beside its workers) and is the launch, or it
+					// ended and an is a daemon it forked, or what it left.
+					st, err := s.t.Inspect(ctx, process(l.Held.HeldProcess))
+					if err != nil {
+						return false, err
+					}
+					if !st.Alive && leftBehind(an, l) {
+						s.r.emit(events.Event{Type: events.Warning, Step: &s.ev, Message: fmt.Sprintf(
+							"pid %d (%s), left running by attempt %d's %s when its process (pid %d) ended, still holds %s: this launch starts a second server beside it; stop pid %d first", an.PID, an.Command, l.Origin(), l.Step, l.Held.PID, addr, an.PID)})
+						return false, nil
+					}
+					if !st.Alive {
 						l.Held = daemonHeld(l.Held.Target, an, first)
 					}
+				}
+				if cfg.Adopt && l.Step == s.ev.Addr && l.Command == shown {
 					s.adopted(&adoption{from: l, found: "the listener of " + addr.String(), since: l.Since}, shown)
 					return true, nil
 				}

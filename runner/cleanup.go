@@ -67,15 +67,20 @@ func (r *run) stop(ctx context.Context, l *launched) *events.Cleanup {
 		c.Result = "could not be checked: " + r.guard.text(err.Error())
 	case l.keep && (st.Alive || len(left) > 0):
 		c.Kept = true
-		c.Result = fmt.Sprintf("kept running (pid %d, process group %d)", p.PID, p.PGID)
-		if p.Daemon {
-			c.Result = fmt.Sprintf("kept running (daemon pid %d, process group %d)", p.PID, p.PGID)
-		}
-		if !st.Alive {
-			c.Result = fmt.Sprintf("%s; kept the %s it left running", ended, processes(len(left)))
-		}
-		if l.adopted != nil {
+		// An adopted process that died while what it started runs on (a
+		// killed nginx master's workers) is not "left running": it is
+		// gone, and what it left is.
+		switch {
+		case l.adopted != nil && st.Alive:
 			c.Result = fmt.Sprintf("left running as it was found (adopted from attempt %d, pid %d)", l.adopted.from.Origin(), p.PID)
+		case l.adopted != nil:
+			c.Result = fmt.Sprintf("%s; left the %s it left running as they were found (adopted from attempt %d)", ended, processes(len(left)), l.adopted.from.Origin())
+		case !st.Alive:
+			c.Result = fmt.Sprintf("%s; kept the %s it left running", ended, processes(len(left)))
+		case p.Daemon:
+			c.Result = fmt.Sprintf("kept running (daemon pid %d, process group %d)", p.PID, p.PGID)
+		default:
+			c.Result = fmt.Sprintf("kept running (pid %d, process group %d)", p.PID, p.PGID)
 		}
 		c.Process, c.Adopted = l.held(), l.adopted != nil
 	case !st.Alive && len(left) == 0:

@@ -278,7 +278,14 @@ func evidenceLines(ev *events.Evidence, reason string, s style) []string {
 			out = append(out, fmt.Sprintf("      %s = %s", k, terminal.Printable(ev.Values[k])))
 		}
 	}
-	for addr, tail := range ev.LogTail {
+	for _, addr := range slices.Sorted(maps.Keys(ev.LogTail)) {
+		tail := ev.LogTail[addr]
+		if len(tail) == 0 {
+			// A daemon that writes its own log file (redis' logfile)
+			// leaves the launch's log empty.
+			out = append(out, fmt.Sprintf("    %s's log is empty", addr))
+			continue
+		}
 		out = append(out, fmt.Sprintf("    last %d lines of %s's log:", len(tail), addr))
 		for _, l := range tail {
 			out = append(out, "      | "+terminal.Printable(l))

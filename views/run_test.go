@@ -126,3 +126,18 @@ func TestProgressOf(t *testing.T) {
 		}
 	}
 }
+
+// The log tails of the launches that died are shown in their names'
+// order, and an empty log says so rather than "last 0 lines of" nothing.
+func TestLinesShowLogTailsInOrder(t *testing.T) {
+	st := &events.Step{Addr: "wait.ready", Kind: "wait", Index: 0, Count: 1}
+	ev := events.Event{Type: events.StepFinished, Step: st, Outcome: &events.Outcome{Status: events.Failed, Reason: "launch.redis (daemon pid 9) exited",
+		Evidence: &events.Evidence{LogTail: map[string][]string{"launch.web": {"listening"}, "launch.redis": {}, "launch.api": {"Traceback", "OSError"}}}}}
+	var out strings.Builder
+	NewLines(&out, false).Emit(ev)
+	got := out.String()
+	want := "    last 2 lines of launch.api's log:\n      | Traceback\n      | OSError\n    launch.redis's log is empty\n    last 1 lines of launch.web's log:\n      | listening\n"
+	if !strings.Contains(got, want) {
+		t.Errorf("got\n%s\nwant it to hold\n%s", got, want)
+	}
+}
