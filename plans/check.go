@@ -38,7 +38,7 @@ type checker struct {
 	vars    map[string]*Variable
 	locals  map[string]*Local
 	targets map[string]*Target
-	steps   map[string]int // address -> index in file order
+	steps   map[[2]string]int // kind and name -> index in file order
 	funcs   map[string]bool
 
 	// typed unknowns standing in for run-time values, to learn the type of
@@ -55,7 +55,8 @@ type checker struct {
 	contexts map[*Step]*hcl.EvalContext
 	shared   map[string]*hcl.EvalContext               // by step kind and probes
 	values   map[*hcl.EvalContext]map[string]cty.Value // by source text
-	configs  map[configKey]decoded
+	configs  map[*hcl.EvalContext]map[string]decoded   // by configKey
+	keyBuf   []byte                                    // configKey's
 }
 
 func (d *decoder) check() hcl.Diagnostics {
@@ -64,12 +65,12 @@ func (d *decoder) check() hcl.Diagnostics {
 		vars:     map[string]*Variable{},
 		locals:   map[string]*Local{},
 		targets:  map[string]*Target{},
-		steps:    make(map[string]int, len(d.plan.Steps)),
+		steps:    make(map[[2]string]int, len(d.plan.Steps)),
 		funcs:    map[string]bool{},
 		contexts: map[*Step]*hcl.EvalContext{},
 		shared:   map[string]*hcl.EvalContext{},
 		values:   map[*hcl.EvalContext]map[string]cty.Value{},
-		configs:  map[configKey]decoded{},
+		configs:  map[*hcl.EvalContext]map[string]decoded{},
 	}
 	for name := range d.funcs {
 		c.funcs[name] = true
@@ -84,7 +85,7 @@ func (d *decoder) check() hcl.Diagnostics {
 		c.targets[t.Name] = t
 	}
 	for i, s := range d.plan.Steps {
-		c.steps[s.Addr()] = i
+		c.steps[[2]string{s.Kind, s.Name}] = i
 	}
 	c.buildValues()
 
@@ -611,7 +612,7 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 	// config): what validates runs. Target, command and progress are
 	// checked on their own below.
 	vals := map[string]cty.Value{}
-	for _, name := range keys(s.Attrs) {
+	for _, name := range attrNames(s.Attrs, &s.names) {
 		switch name {
 		case "target", "command", "progress":
 			continue
@@ -624,7 +625,7 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 	}
 	var cfg steps.Config
 	if kind != nil {
-		dec := c.decodeConfig(c.configKey("step\x00"+s.Kind, s, s.Attrs, vals), vals, func() any { return kind.Kind.Defaults() })
+		dec := c.decodeConfig(c.configKey(s, s.names, s.Attrs, vals, "step", s.Kind), vals, func() any { return kind.Kind.Defaults() })
 		cfg, _ = dec.cfg.(steps.Config)
 		diags = append(diags, c.config(s.Attrs, dec.errs, s.DeclRange)...)
 	}
@@ -674,7 +675,7 @@ func (c *checker) checkLoad(i int, l *Load) hcl.Diagnostics {
 		attrs = k.Attrs
 	}
 	vals := map[string]cty.Value{}
-	for _, name := range keys(l.Attrs) {
+	for _, name := range attrNames(l.Attrs, &l.names) {
 		v, ds := c.attr(name, l.Attrs[name], attrs, ctxAction, i)
 		diags = append(diags, ds...)
 		if v != cty.NilVal && !ds.HasErrors() {
@@ -682,7 +683,7 @@ func (c *checker) checkLoad(i int, l *Load) hcl.Diagnostics {
 		}
 	}
 	if k != nil && k.Defaults != nil && !diags.HasErrors() {
-		dec := c.decodeConfig(c.configKey("load\x00"+l.Kind, c.plan.Steps[i], l.Attrs, vals), vals, func() any { return k.Defaults() })
+		dec := c.decodeConfig(c.configKey(c.plan.Steps[i], l.names, l.Attrs, vals, "load", l.Kind), vals, func() any { return k.Defaults() })
 		diags = append(diags, c.config(l.Attrs, dec.errs, l.DeclRange)...)
 	}
 	return diags
@@ -696,7 +697,7 @@ func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {
 		attrs = kind.Attrs
 	}
 	vals := map[string]cty.Value{}
-	for _, name := range keys(p.Attrs) {
+	for _, name := range attrNames(p.Attrs, &p.names) {
 		e := p.Attrs[name]
 		if p.Kind == "exec" && name == "command" {
 			diags = append(diags, c.command(e, ctxProbe, i)...)
@@ -723,7 +724,7 @@ func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {
 	}
 	if kind != nil && kind.Defaults != nil {
 		// ProbeValues sets step and since from the probe's own fields.
-		key := c.configKey("probe\x00"+p.Kind+"\x00"+p.Step+"\x00"+p.Since, s, p.Attrs, vals)
+		key := c.configKey(s, p.names, p.Attrs, vals, "probe", p.Kind, p.Step, p.Since)
 		dec := c.decodeConfig(key, ProbeValues(p, vals), func() any { return kind.Defaults() })
 		diags = append(diags, c.config(p.Attrs, dec.errs, p.DeclRange)...)
 	}
@@ -732,17 +733,23 @@ func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {
 
 // configKey names a decoding of a block's attributes (what: its kind and
 // whatever else goes into its config) by the source text of each
-// attribute vals holds, evaluated in step's context: the same texts in the
+// attribute vals holds (names are attrs' in order), evaluated in step's context: the same texts in the
 // same context evaluate to the same values (checker.value), so they decode
 // to the same config. It is the zero key, decoded anew each time, when an
-// attribute has no text to be known by (JSON syntax).
-func (c *checker) configKey(what string, step *Step, attrs map[string]hcl.Expression, vals map[string]cty.Value) configKey {
-	b := []byte(what)
-	for _, name := range keys(vals) {
-		e, ok := attrs[name]
-		if !ok {
-			return configKey{}
+// attribute has no text to be known by (JSON syntax). Its text is valid
+// until the next call: a block's key is looked up without being copied.
+func (c *checker) configKey(step *Step, names []string, attrs map[string]hcl.Expression, vals map[string]cty.Value, what ...string) configKey {
+	b := c.keyBuf[:0]
+	for _, w := range what {
+		b = append(append(b, w...), 0)
+	}
+	n := 0
+	for _, name := range names {
+		if _, ok := vals[name]; !ok {
+			continue
 		}
+		n++
+		e := attrs[name]
 		if _, native := e.(hclsyntax.Expression); !native {
 			return configKey{}
 		}
@@ -755,13 +762,17 @@ func (c *checker) configKey(what string, step *Step, attrs map[string]hcl.Expres
 		b = strconv.AppendInt(append(append(b, ':'), name...), int64(len(src)), 10)
 		b = append(append(b, ':'), src...)
 	}
-	return configKey{ctx: c.evalContext(step), text: string(b)}
+	if n != len(vals) {
+		return configKey{} // a value of no attribute: none is
+	}
+	c.keyBuf = b
+	return configKey{ctx: c.evalContext(step), text: b}
 }
 
 // configKey is a decoding's context and texts; its zero value is none.
 type configKey struct {
 	ctx  *hcl.EvalContext
-	text string
+	text []byte
 }
 
 // decoded is a config decoded from a block's values and the errors of
@@ -777,13 +788,18 @@ type decoded struct {
 // what validates runs: once for each key, as steps of a kind repeat their
 // attributes (and a probe's Check encodes its JSON body each time).
 func (c *checker) decodeConfig(key configKey, vals map[string]cty.Value, defaults func() any) decoded {
-	if d, ok := c.configs[key]; ok && key.ctx != nil {
+	byText := c.configs[key.ctx]
+	if d, ok := byText[string(key.text)]; ok && key.ctx != nil {
 		return d
 	}
 	cfg := defaults()
 	d := decoded{cfg: cfg, errs: schema.Errors(schema.DecodeChecked(vals, cfg))}
 	if key.ctx != nil {
-		c.configs[key] = d
+		if byText == nil {
+			byText = map[string]decoded{}
+			c.configs[key.ctx] = byText
+		}
+		byText[string(key.text)] = d
 	}
 	return d
 }

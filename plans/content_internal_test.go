@@ -69,7 +69,7 @@ func diagSet(diags hcl.Diagnostics) string {
 func TestDirectReadsAsContent(t *testing.T) {
 	valid := 0
 	for _, src := range prescanSeeds(t) {
-		file, diags := parseSource("t.hcl", src, MaxPlanBytes)
+		file, roots, diags := parseScanned("t.hcl", src, MaxPlanBytes)
 		if diags.HasErrors() || file.Body == nil {
 			continue
 		}
@@ -77,7 +77,7 @@ func TestDirectReadsAsContent(t *testing.T) {
 		// operators hold functions).
 		decode := func() (*Plan, hcl.Diagnostics) {
 			p := &Plan{Filename: "t.hcl", Source: src, Name: "t", Files: map[string]*hcl.File{"t.hcl": file}}
-			return p, decodeBody(p, file.Body)
+			return p, decodeBody(p, file.Body, roots)
 		}
 		direct, directDiags := decode()
 		readDirect = false

@@ -345,15 +345,27 @@ func checkTree(node hclsyntax.Node) hcl.Diagnostics {
 }
 
 // checkAndBound is checkTree and boundOperators in one walk, for a tree
-// that is discarded when the check fails.
-func checkAndBound(node hclsyntax.Node) hcl.Diagnostics {
-	return walkTree(node, map[*hclsyntax.Operation]*hclsyntax.Operation{})
+// that is discarded when the check fails. The same walk scans each
+// attribute's expression for what it reads and calls (exprScan), in the
+// order of the walk, for the analysis of the plan. src is the text node
+// was parsed from.
+func checkAndBound(node hclsyntax.Node, src []byte) (*fileScan, hcl.Diagnostics) {
+	// Every attribute has an equals sign: a few more are operators.
+	attrs := bytes.Count(src, []byte{'='})
+	f := &fileScan{roots: make([]rootScan, 0, attrs)}
+	f.exprScan.vars = make([]hcl.Traversal, 0, attrs)
+	w := &treeChecker{ops: map[*hclsyntax.Operation]*hclsyntax.Operation{}, scan: f, src: src}
+	diags := w.run(node)
+	return f, diags
 }
 
 // walkTree checks node, and binds its arithmetic as it goes when ops (the
 // operations bound so far) is not nil.
-func walkTree(node hclsyntax.Node, ops map[*hclsyntax.Operation]*hclsyntax.Operation) (diags hcl.Diagnostics) {
-	w := &treeChecker{ops: ops}
+func walkTree(node hclsyntax.Node, ops map[*hclsyntax.Operation]*hclsyntax.Operation) hcl.Diagnostics {
+	return (&treeChecker{ops: ops}).run(node)
+}
+
+func (w *treeChecker) run(node hclsyntax.Node) (diags hcl.Diagnostics) {
 	defer func() {
 		if r := recover(); r != nil {
 			if r != errTooDeep {
@@ -371,9 +383,22 @@ type treeChecker struct {
 	deep  hcl.Range
 	diags hcl.Diagnostics
 	ops   map[*hclsyntax.Operation]*hclsyntax.Operation
+
+	// scan, when not nil, gathers what each expression at depth 0 (an
+	// attribute's) reads and calls.
+	scan *fileScan
+	at   rootScan // the expression being walked
+
+	src []byte // the text parsed, when known (plainNumber)
 }
 
 func (w *treeChecker) Enter(n hclsyntax.Node) hcl.Diagnostics {
+	if w.scan != nil {
+		if w.depth == 0 {
+			w.at.vars[0], w.at.calls[0] = int32(len(w.scan.exprScan.vars)), int32(len(w.scan.exprScan.calls))
+		}
+		w.scan.Enter(n)
+	}
 	e, ok := n.(hclsyntax.Expression)
 	if !ok {
 		return nil
@@ -385,7 +410,7 @@ func (w *treeChecker) Enter(n hclsyntax.Node) hcl.Diagnostics {
 	}
 	switch e := e.(type) {
 	case *hclsyntax.LiteralValueExpr:
-		if e.Val.Type() == cty.Number && e.Val.IsKnown() && !e.Val.IsNull() {
+		if e.Val.Type() == cty.Number && e.Val.IsKnown() && !e.Val.IsNull() && !w.plainNumber(e.SrcRange) {
 			if err := checkNumber(e.Val.AsBigFloat()); err != nil {
 				w.diags = append(w.diags, numberDiag(err, e.SrcRange))
 			}
@@ -402,9 +427,41 @@ func (w *treeChecker) Enter(n hclsyntax.Node) hcl.Diagnostics {
 	return nil
 }
 
+// plainNumber tells whether the number literal at rng is written with
+// digits and a point only, in at most maxPlainNumber characters: such a
+// number is within a 64-bit float's range (checkNumber) without being
+// read, as a long plan has thousands of small numbers.
+func (w *treeChecker) plainNumber(rng hcl.Range) bool {
+	from, to := rng.Start.Byte, rng.End.Byte
+	if from < 0 || to > len(w.src) || from >= to || to-from > maxPlainNumber {
+		return false
+	}
+	for _, c := range w.src[from:to] {
+		if (c < '0' || c > '9') && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// maxPlainNumber is the longest plainNumber: at most 300 digits are below
+// 10^300 and, other than 0, at least 10^-299, both within a 64-bit
+// float's range (about 1.8e308 down to 4.9e-324).
+const maxPlainNumber = 300
+
 func (w *treeChecker) Exit(n hclsyntax.Node) hcl.Diagnostics {
-	if _, ok := n.(hclsyntax.Expression); ok {
-		w.depth--
+	if w.scan != nil {
+		w.scan.Exit(n)
+	}
+	e, ok := n.(hclsyntax.Expression)
+	if !ok {
+		return nil
+	}
+	w.depth--
+	if w.depth == 0 && w.scan != nil {
+		w.at.expr = e
+		w.at.vars[1], w.at.calls[1] = int32(len(w.scan.exprScan.vars)), int32(len(w.scan.exprScan.calls))
+		w.scan.roots = append(w.scan.roots, w.at)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package plans
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -307,6 +308,75 @@ func TestExprScan(t *testing.T) {
 			}
 			return nil
 		})
+	}
+}
+
+// TestRootScans: the limits' walk of a file (checkAndBound) records, for
+// every attribute's expression and only those, what a scan of it alone
+// finds, so the analysis can read that instead; and a plan analysed from
+// those records reads what one analysed by scanning each expression does.
+func TestRootScans(t *testing.T) {
+	srcs := prescanSeeds(t)
+	srcs = append(srcs,
+		[]byte("x = [for k, v in var.m : upper(v) if k != local.skip && v != k]\n"),
+		[]byte("x = {for x in var.l : x => [for y in x : y + var.n]}\nb {\n  y = f(var.a, [for z in var.l : z])\n}\n"),
+	)
+	var s exprScan
+	for _, src := range srcs {
+		file, diags := hclsyntax.ParseConfig(src, "t.hcl", hcl.InitialPos)
+		if diags.HasErrors() {
+			continue
+		}
+		scanned, diags := checkAndBound(file.Body.(*hclsyntax.Body), src)
+		if diags.HasErrors() {
+			continue
+		}
+		var attrs []*hclsyntax.Attribute
+		hclsyntax.VisitAll(file.Body.(*hclsyntax.Body), func(n hclsyntax.Node) hcl.Diagnostics {
+			if a, ok := n.(*hclsyntax.Attribute); ok {
+				attrs = append(attrs, a)
+			}
+			return nil
+		})
+		byExpr := map[hclsyntax.Expression]rootScan{}
+		for _, r := range scanned.roots {
+			byExpr[r.expr] = r
+		}
+		if n := len(scanned.roots); len(byExpr) != n || n != len(attrs) {
+			t.Fatalf("%s: %d roots recorded (%d distinct) for %d attributes", src, n, len(byExpr), len(attrs))
+		}
+		for _, a := range attrs {
+			root, ok := byExpr[a.Expr]
+			if !ok {
+				t.Fatalf("%s: no root recorded for %s", src, a.SrcRange)
+			}
+			r := struct {
+				vars  []hcl.Traversal
+				calls []*hclsyntax.FunctionCallExpr
+			}{scanned.vars(root), scanned.calls(root)}
+			want := s.scan(a.Expr)
+			if g, w := traversalsText(r.vars), traversalsText(want.vars); g != w {
+				t.Errorf("%s: the walk recorded %s, a scan finds %s", a.SrcRange, g, w)
+			}
+			if g, w := len(r.calls), len(want.calls); g != w {
+				t.Errorf("%s: the walk recorded %d calls, a scan finds %d", a.SrcRange, g, w)
+			}
+			for i := range min(len(r.calls), len(want.calls)) {
+				if r.calls[i] != want.calls[i] {
+					t.Errorf("%s: call %d is %s, a scan finds %s", a.SrcRange, i, r.calls[i].Name, want.calls[i].Name)
+				}
+			}
+		}
+
+		// The same tree analysed both ways.
+		analysed := func(roots *fileScan) *Plan {
+			p := &Plan{Filename: "t.hcl", Source: src, Name: "t", Files: map[string]*hcl.File{"t.hcl": file}}
+			decodeBody(p, file.Body, roots)
+			return p
+		}
+		if got, want := analysed(scanned), analysed(nil); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s\nthe plan analysed from the walk's records differs from the one analysed by scanning", src)
+		}
 	}
 }
 

@@ -55,6 +55,9 @@ func TestParseLimits(t *testing.T) {
 			"Number out of range", "about 10^100000000", 2},
 		{"tiny exponent", "p.hcl", local("1e-100000"), "Number out of range", "at least 4.9e-324", 2},
 		{"long number", "p.hcl", local(strings.Repeat("7", 2000)), "Number too long", "2000 characters", 2},
+		// Written with digits alone, beyond the 300 that are surely in range.
+		{"huge without an exponent", "p.hcl", local("1" + strings.Repeat("0", 400)), "Number out of range", "about 10^400", 2},
+		{"tiny without an exponent", "p.hcl", local("0." + strings.Repeat("0", 400) + "1"), "Number out of range", "at least 4.9e-324", 2},
 		{"nested parentheses", "p.hcl", local(strings.Repeat("(", 5000) + "1" + strings.Repeat(")", 5000)), "Too deeply nested", "64 levels", 2},
 		{"nested lists", "p.hcl", local(strings.Repeat("[", 65) + strings.Repeat("]", 65)), "Too deeply nested", "", 2},
 		{"nested templates", "p.hcl", local(strings.Repeat(`"${`, 40) + "1" + strings.Repeat(`}"`, 40)), "Too deeply nested", "", 2},

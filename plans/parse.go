@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
@@ -54,7 +55,7 @@ func parse(filename string, src []byte, maxBytes int) (*Plan, hcl.Diagnostics) {
 		Name:     strings.TrimSuffix(filepath.Base(filename), filepath.Ext(filename)),
 		Files:    map[string]*hcl.File{},
 	}
-	file, diags := parseSource(filename, src, maxBytes)
+	file, roots, diags := parseScanned(filename, src, maxBytes)
 	if file != nil {
 		p.Files[filename] = file
 	}
@@ -63,19 +64,26 @@ func parse(filename string, src []byte, maxBytes int) (*Plan, hcl.Diagnostics) {
 		sortDiagnostics(diags)
 		return p, diags
 	}
-	diags = append(diags, decodeBody(p, file.Body)...)
+	diags = append(diags, decodeBody(p, file.Body, roots)...)
 	sortDiagnostics(diags)
 	return p, diags
 }
 
 // decodeBody decodes the body of p's file into p, analyses what each
-// expression reads and checks it.
-func decodeBody(p *Plan, body hcl.Body) hcl.Diagnostics {
-	d := &decoder{lang: Language(), plan: p, src: p.Source, funcs: Functions(), regexErrs: map[string]error{}}
+// expression reads and checks it. roots is what the parse's walk found in
+// each expression (parseScanned); one it lacks is walked anew.
+func decodeBody(p *Plan, body hcl.Body, roots *fileScan) hcl.Diagnostics {
+	d := &decoder{lang: language(), plan: p, src: p.Source, funcs: Functions(), regexErrs: map[string]error{}}
 	diags := d.decode(body)
-	d.analysis = analyse(p, d.source)
+	d.analysis = analyse(p, d.source, roots)
 	return append(diags, d.check()...)
 }
+
+// language is Language() built once, for the decoder, which only reads
+// it: the language is the code's, the same for every plan, so sharing it
+// cannot leave a plan checked against anything stale. (Building it reads
+// every kind's config by reflection, a tenth of validating a short plan.)
+var language = sync.OnceValue(Language)
 
 // sortDiagnostics orders diagnostics by where they point, so a reader
 // goes through the file once; those without a place come first.
@@ -123,10 +131,15 @@ func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
 	}
 	content, diags := bodyContent(body, schema)
 
-	seen := make(map[string]hcl.Range, len(content.Blocks)) // "variable.x" -> first declaration
-	dup := func(kind, name string, rng hcl.Range, subject hcl.Range) bool {
-		key := kind + "." + name
+	// {"variable", "x"} or {"step", "run", "x"} -> first declaration
+	seen := make(map[[3]string]hcl.Range, len(content.Blocks))
+	dup := func(kind string, names [2]string, rng hcl.Range, subject hcl.Range) bool {
+		key := [3]string{kind, names[0], names[1]}
 		if first, ok := seen[key]; ok {
+			name := names[0]
+			if names[1] != "" {
+				name += "." + names[1] // a step's address
+			}
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  fmt.Sprintf("Duplicate %s %q", kind, name),
@@ -159,7 +172,7 @@ func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
 		case "variable":
 			v, ds := d.decodeVariable(block)
 			diags = append(diags, ds...)
-			if !dup("variable", v.Name, v.DeclRange, block.LabelRanges[0]) {
+			if !dup("variable", [2]string{v.Name}, v.DeclRange, block.LabelRanges[0]) {
 				d.plan.Variables = append(d.plan.Variables, v)
 			}
 		case "locals":
@@ -167,14 +180,14 @@ func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
 			diags = append(diags, ds...)
 			for _, a := range sortedAttrs(attrs) {
 				diags = append(diags, d.checkName("local", a.Name, a.NameRange)...)
-				if !dup("local", a.Name, a.NameRange, a.NameRange) {
+				if !dup("local", [2]string{a.Name}, a.NameRange, a.NameRange) {
 					d.plan.Locals = append(d.plan.Locals, &Local{Name: a.Name, Expr: a.Expr, DeclRange: a.NameRange})
 				}
 			}
 		case "target":
 			t, ds := d.decodeTarget(block)
 			diags = append(diags, ds...)
-			if !dup("target", t.Name, t.DeclRange, block.LabelRanges[0]) {
+			if !dup("target", [2]string{t.Name}, t.DeclRange, block.LabelRanges[0]) {
 				d.plan.Targets = append(d.plan.Targets, t)
 				if t.Name == LocalTarget {
 					d.localTarget = true
@@ -183,7 +196,7 @@ func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
 		case "step":
 			s, ds := d.decodeStep(block)
 			diags = append(diags, ds...)
-			if !dup("step", s.Addr(), s.DeclRange, hcl.RangeBetween(block.LabelRanges[0], block.LabelRanges[1])) {
+			if !dup("step", [2]string{s.Kind, s.Name}, s.DeclRange, hcl.RangeBetween(block.LabelRanges[0], block.LabelRanges[1])) {
 				d.plan.Steps = append(d.plan.Steps, s)
 			}
 		}
@@ -266,6 +279,14 @@ func bodyContent(body hcl.Body, schema *hcl.BodySchema) (*hcl.BodyContent, hcl.D
 // readDirect lets nativeBody read bodies directly; a test turns it off to
 // hold what is read that way to what hcl's Content reads.
 var readDirect = true
+
+// native is body in native syntax, to be read directly, or nil.
+func native(body hcl.Body) *hclsyntax.Body {
+	if sb, ok := body.(*hclsyntax.Body); ok && readDirect {
+		return sb
+	}
+	return nil
+}
 
 // nativeBody is body in native syntax when schema takes all it holds
 // (takesAll): what hcl's Content would read without a word can be read
@@ -655,12 +676,19 @@ func (d *decoder) stepKindNames() []string {
 type stepOwn struct {
 	attrs, blocks map[string]bool
 	schema        []Attr // the attributes, for their types
+	// labels holds the number of labels of each block the kind takes that
+	// the step schema has; direct is false when the step schema requires
+	// an attribute or lacks one the kind takes (takes).
+	labels map[string]int
+	direct bool
 }
 
-// takes tells whether o takes every attribute and block of sb; o is nil
-// for an unknown kind, which takes nothing.
+// takes tells whether sb holds only what o takes, each block with the
+// labels the step schema gives it: whether hcl's Content with the step
+// schema would read it without a word (nativeBody) and it holds only
+// what the kind takes. o is nil for an unknown kind, which takes nothing.
 func (o *stepOwn) takes(sb *hclsyntax.Body) bool {
-	if o == nil {
+	if o == nil || !o.direct {
 		return false
 	}
 	for name := range sb.Attributes {
@@ -669,7 +697,7 @@ func (o *stepOwn) takes(sb *hclsyntax.Body) bool {
 		}
 	}
 	for _, b := range sb.Blocks {
-		if !o.blocks[b.Type] {
+		if n, ok := o.labels[b.Type]; !ok || n != len(b.Labels) {
 			return false
 		}
 	}
@@ -691,6 +719,21 @@ func (d *decoder) ownOf(kind *StepKind) *stepOwn {
 	}
 	for _, b := range kind.Blocks {
 		o.blocks[b.Type] = true
+	}
+	// What the step schema takes of those, so that takes is nativeBody
+	// with the step schema too.
+	schema := d.stepSchema()
+	o.direct, o.labels = true, map[string]int{}
+	for _, a := range schema.Attributes {
+		o.direct = o.direct && !a.Required
+	}
+	o.direct = o.direct && !slices.ContainsFunc(o.schema, func(a Attr) bool {
+		return !slices.ContainsFunc(schema.Attributes, func(s hcl.AttributeSchema) bool { return s.Name == a.Name })
+	})
+	for _, b := range schema.Blocks {
+		if o.blocks[b.Type] {
+			o.labels[b.Type] = len(b.LabelNames)
+		}
 	}
 	if d.own == nil {
 		d.own = map[*StepKind]*stepOwn{}
@@ -725,16 +768,19 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 		blocks []*hcl.Block
 		ds     hcl.Diagnostics
 	)
-	if sb := nativeBody(block.Body, schema); sb != nil && own.takes(sb) {
+	if sb := native(block.Body); sb != nil && own.takes(sb) {
 		// nativeBody took every name: none is misspelled.
 		attr = func(name string) *hcl.Attribute { return sb.Attributes[name].AsHCLAttribute() }
 		s.Attrs = make(map[string]hcl.Expression, len(sb.Attributes))
 		for name, a := range sb.Attributes {
 			s.Attrs[name] = a.Expr
 		}
+		// One array for the blocks, as bodyContent makes.
+		hb := make([]hcl.Block, len(sb.Blocks))
 		blocks = make([]*hcl.Block, len(sb.Blocks))
 		for i, b := range sb.Blocks {
-			blocks[i] = b.AsHCLBlock()
+			hb[i] = hcl.Block{Type: b.Type, Labels: b.Labels, Body: b.Body, DefRange: b.DefRange(), TypeRange: b.TypeRange, LabelRanges: b.LabelRanges}
+			blocks[i] = &hb[i]
 		}
 	} else {
 		var content *hcl.BodyContent
@@ -937,8 +983,10 @@ func (d *decoder) decodeProbe(block *hcl.Block) (*Probe, hcl.Diagnostics) {
 	}
 	probeSchema := d.probeSchema()
 	// A probe that holds only what its kind takes is read straight from
-	// its syntax tree, as a step is (decodeStep).
-	if sb := nativeBody(block.Body, probeSchema); sb != nil && takesOnly(sb, own) {
+	// its syntax tree, as a step is (decodeStep): the probe schema has
+	// every kind's attributes and requires none, so Content with it would
+	// read such a probe without a word (nativeBody).
+	if sb := native(block.Body); sb != nil && takesOnly(sb, own) {
 		for name, a := range sb.Attributes {
 			if name != "step" && name != "since" {
 				p.Attrs[name] = a.Expr
@@ -1249,23 +1297,34 @@ func misspellings(body hcl.Body, schema *hcl.BodySchema) map[string]bool {
 // keep hcl's parser and evaluator from recursing or computing without
 // bound are checked around it (limits.go).
 func parseSource(filename string, src []byte, max int) (*hcl.File, hcl.Diagnostics) {
+	file, _, diags := parseScanned(filename, src, max)
+	return file, diags
+}
+
+// parseScanned is parseSource that also returns what the limits' walk of
+// a native-syntax file found in each attribute's expression (nil for
+// JSON), for the analysis (analyse) to read instead of walking again.
+func parseScanned(filename string, src []byte, max int) (*hcl.File, *fileScan, hcl.Diagnostics) {
 	if diags := CheckSource(filename, src, max); diags.HasErrors() {
 		// The file is kept so the diagnostic can show its line.
-		return &hcl.File{Bytes: src}, diags
+		return &hcl.File{Bytes: src}, nil, diags
 	}
 	if strings.HasSuffix(filename, ".json") {
-		return json.Parse(src, filename)
+		file, diags := json.Parse(src, filename)
+		return file, nil, diags
 	}
 	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
 	if diags.HasErrors() {
-		return file, diags
+		return file, nil, diags
 	}
+	var roots *fileScan
 	if body, ok := file.Body.(*hclsyntax.Body); ok {
-		if ds := checkAndBound(body); ds.HasErrors() {
-			return &hcl.File{Bytes: src}, ds
+		var ds hcl.Diagnostics
+		if roots, ds = checkAndBound(body, src); ds.HasErrors() {
+			return &hcl.File{Bytes: src}, nil, ds
 		}
 	}
-	return file, diags
+	return file, roots, diags
 }
 
 // readLimited reads a file of at most max bytes; a longer one is read

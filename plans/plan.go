@@ -104,9 +104,20 @@ type Step struct {
 	// Steps() are the earlier steps whose outputs the step needs.
 	Reads Refs
 
+	names      []string        // of Attrs, in order (attrNames)
 	targetExpr hcl.Expression  // the target attribute, for checks
 	postBlocks int             // postcondition blocks, decoded or not
 	misspelled map[string]bool // names an unknown attribute or block looks like
+}
+
+// attrNames returns the names of attrs in order, sorted into *names on
+// first use: the analysis and the checks go through a block's attributes
+// in order several times.
+func attrNames(attrs map[string]hcl.Expression, names *[]string) []string {
+	if len(*names) != len(attrs) {
+		*names = keys(attrs)
+	}
+	return *names
 }
 
 // Addr is the step's address as expressions name it: "launch.server".
@@ -116,9 +127,9 @@ func (s *Step) Addr() string { return s.Kind + "." + s.Name }
 // kind about (steps.Config.ConfirmsFor): the attributes and blocks it
 // holds.
 func (s *Step) Shape() steps.Shape {
-	sh := steps.Shape{Decl: s.DeclRange, Attrs: map[string]hcl.Range{}, Misspelled: s.misspelled}
-	for name, e := range s.Attrs {
-		sh.Attrs[name] = e.Range()
+	sh := steps.Shape{Decl: s.DeclRange, Attrs: s.Attrs, Misspelled: s.misspelled}
+	if n := s.postBlocks + len(s.Metrics) + 1; n > 1 || s.Load != nil {
+		sh.Blocks = make([]steps.Part, 0, n)
 	}
 	for _, c := range s.Postconditions {
 		sh.Blocks = append(sh.Blocks, steps.Part{Type: "postcondition", Range: c.DeclRange})
@@ -169,6 +180,7 @@ type Probe struct {
 	// probe.NAME["status"]), empty when it is read by nothing.
 	Reads map[string]bool
 
+	names     []string       // of Attrs, in order (attrNames)
 	stepExpr  hcl.Expression // the step attribute, for checks
 	sinceExpr hcl.Expression // the since attribute, for checks
 }
@@ -189,6 +201,8 @@ type Load struct {
 	Attrs     map[string]hcl.Expression
 	AttrRefs  map[string]Refs // what each of Attrs reads, by name
 	DeclRange hcl.Range
+
+	names []string // of Attrs, in order (attrNames)
 }
 
 // Metric reads a number from a benchmark command's output; exactly one of

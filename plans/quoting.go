@@ -3,6 +3,7 @@ package plans
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -26,6 +27,10 @@ func (c *checker) command(e hcl.Expression, ctx refContext, i int) hcl.Diagnosti
 		}
 	}
 	if diags.HasErrors() {
+		return diags
+	}
+	// Only a variable's or a local's value can be sensitive or unquoted.
+	if !slices.ContainsFunc(c.analysis.of(e).refs, func(r Ref) bool { return r.Root == "var" || r.Root == "local" }) {
 		return diags
 	}
 	if name := c.sensitiveIn(e, map[string]bool{}); name != "" {

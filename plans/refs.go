@@ -233,8 +233,14 @@ func (a *analysis) expr(e hcl.Expression) Refs {
 	if e == nil {
 		return nil
 	}
+	se, native := e.(hclsyntax.Expression)
+	if native {
+		if f, ok := a.native[se]; ok {
+			return f.refs // scanned by the parse (scanned)
+		}
+	}
 	f := a.facts(e)
-	if se, native := e.(hclsyntax.Expression); native {
+	if native {
 		a.native[se] = f
 	} else {
 		a.json[e.Range()] = f
@@ -258,7 +264,7 @@ func (a *analysis) condition(c *Condition) {
 // local, condition, step attribute, probe and load, each step's Reads
 // (everything it reads) and each probe's Reads (the outputs its step
 // reads of it).
-func analyse(p *Plan, source func(hcl.Range) []byte) *analysis {
+func analyse(p *Plan, source func(hcl.Range) []byte, roots *fileScan) *analysis {
 	// Sized for the plan: a map grown one insertion at a time copies
 	// itself again and again.
 	n := 2 * len(p.Locals)
@@ -271,7 +277,13 @@ func analyse(p *Plan, source func(hcl.Range) []byte) *analysis {
 			n += len(s.Load.Attrs)
 		}
 	}
+	if roots != nil {
+		n = max(n, len(roots.roots))
+	}
 	a := &analysis{native: make(map[hclsyntax.Expression]exprFacts, n), json: map[hcl.Range]exprFacts{}, refs: map[string]Ref{}, source: source}
+	if roots != nil {
+		a.scanned(roots)
+	}
 	for _, v := range p.Variables {
 		for _, c := range v.Validations {
 			a.condition(c)
@@ -286,36 +298,84 @@ func analyse(p *Plan, source func(hcl.Range) []byte) *analysis {
 	return a
 }
 
+// scanned records the facts of each expression the parse's walk scanned
+// (parseScanned), their references in one array: a plan has thousands.
+func (a *analysis) scanned(f *fileScan) {
+	all := make(Refs, 0, len(f.exprScan.vars))
+	for _, r := range f.roots {
+		facts := exprFacts{calls: f.calls(r)}
+		if vars := f.vars(r); len(vars) > 0 {
+			// Appended in place: all has room for every reference.
+			refs := all[len(all):len(all)]
+			for _, tr := range vars {
+				refs = refs.add(a.ref(tr))
+			}
+			all = all[:len(all)+len(refs)]
+			facts.refs = slices.Clip(refs)
+		}
+		a.native[r.expr] = facts
+	}
+}
+
 func (a *analysis) step(s *Step) {
-	s.AttrRefs = map[string]Refs{}
-	var all Refs
+	// Each expression first, so that what gathers them is made once.
+	s.AttrRefs = make(map[string]Refs, len(s.Attrs))
+	n := 0
 	// Every attribute the step sets, whatever its kind (the constants
 	// read nothing; the target is a reference of its own).
-	for _, name := range keys(s.Attrs) {
-		if name == "target" {
-			continue
+	for _, name := range attrNames(s.Attrs, &s.names) {
+		if name != "target" {
+			s.AttrRefs[name] = a.expr(s.Attrs[name])
+			n += len(s.AttrRefs[name])
 		}
-		rs := a.expr(s.Attrs[name])
-		s.AttrRefs[name] = rs
-		all = all.union(rs)
 	}
 	for _, p := range s.Probes {
 		p.AttrRefs = a.attrs(p.Attrs)
-		for _, name := range keys(p.AttrRefs) { // in order: Reads is the same each time
+		for _, rs := range p.AttrRefs {
+			n += len(rs)
+		}
+	}
+	nChecked := len(s.AttrRefs["progress"])
+	for _, cs := range [][]*Condition{s.Postconditions, s.AbortIfs} {
+		for _, c := range cs {
+			a.condition(c)
+			nChecked += len(c.Refs) + len(c.MessageRefs)
+		}
+	}
+	if s.Load != nil {
+		s.Load.AttrRefs = a.attrs(s.Load.Attrs)
+		for _, rs := range s.Load.AttrRefs {
+			n += len(rs)
+		}
+	}
+
+	var all, checked Refs
+	if n+nChecked > 0 {
+		all = make(Refs, 0, n+nChecked)
+	}
+	for _, name := range s.names {
+		if name != "target" {
+			all = all.union(s.AttrRefs[name])
+		}
+	}
+	for _, p := range s.Probes {
+		for _, name := range attrNames(p.Attrs, &p.names) { // in order: Reads is the same each time
 			all = all.union(p.AttrRefs[name])
 		}
 	}
 	// What the conditions and progress read of the probes: each probe
 	// gathers only that.
-	checked := slices.Clip(s.AttrRefs["progress"]) // its own array: checked grows
-	for _, c := range slices.Concat(s.Postconditions, s.AbortIfs) {
-		a.condition(c)
-		checked = checked.union(c.Refs).union(c.MessageRefs)
+	if nChecked > 0 {
+		checked = make(Refs, 0, nChecked).union(s.AttrRefs["progress"])
+	}
+	for _, cs := range [][]*Condition{s.Postconditions, s.AbortIfs} {
+		for _, c := range cs {
+			checked = checked.union(c.Refs).union(c.MessageRefs)
+		}
 	}
 	all = all.union(checked)
 	if s.Load != nil {
-		s.Load.AttrRefs = a.attrs(s.Load.Attrs)
-		for _, name := range keys(s.Load.AttrRefs) {
+		for _, name := range attrNames(s.Load.Attrs, &s.Load.names) {
 			all = all.union(s.Load.AttrRefs[name])
 		}
 	}
@@ -345,8 +405,10 @@ func attrAt(tr hcl.Traversal, i int) (string, bool) {
 
 func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagnostic {
 	root := tr.RootName()
-	rng := tr.SourceRange()
 	errd := func(summary, detail string) *hcl.Diagnostic {
+		// The range is found only for a diagnostic: most references are
+		// fine, and one kept for the closure would be allocated each time.
+		rng := tr.SourceRange()
 		return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: rng.Ptr()}
 	}
 	var step *Step
@@ -403,8 +465,7 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 		if k == nil {
 			return errd("Invalid reference", fmt.Sprintf("There is no step kind %q.%s Write step.KIND.NAME.ATTR.", kind, didYouMean(kind, c.stepKindNames())))
 		}
-		addr := kind + "." + name
-		idx, ok := c.steps[addr]
+		idx, ok := c.steps[[2]string{kind, name}]
 		if !ok {
 			var same []string
 			for _, s := range c.plan.Steps {
@@ -415,6 +476,7 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 			return errd("Reference to undeclared step",
 				fmt.Sprintf("There is no %s step named %q.%s", kind, name, didYouMean(name, same)))
 		}
+		addr := kind + "." + name
 		if idx == stepIdx {
 			return errd("Reference to this step through step",
 				fmt.Sprintf("step.%s is the step being checked. Refer to its own outputs with self.ATTR.", addr))

@@ -105,6 +105,32 @@ func walk(n hclsyntax.Node, w hclsyntax.Walker) {
 	w.Exit(n)
 }
 
+// fileScan is what the limits' walk of a file (checkAndBound) found in
+// each attribute's expression, as exprScan finds it, in one store: the
+// analysis reads it instead of walking the expressions again.
+type fileScan struct {
+	exprScan
+	roots []rootScan // in the order of the walk
+}
+
+// rootScan is one attribute's expression and where its finds are in its
+// fileScan's.
+type rootScan struct {
+	expr        hclsyntax.Expression
+	vars, calls [2]int32
+}
+
+func (f *fileScan) vars(r rootScan) []hcl.Traversal {
+	return f.exprScan.vars[r.vars[0]:r.vars[1]:r.vars[1]]
+}
+
+func (f *fileScan) calls(r rootScan) []*hclsyntax.FunctionCallExpr {
+	if r.calls[0] == r.calls[1] {
+		return nil
+	}
+	return f.exprScan.calls[r.calls[0]:r.calls[1]:r.calls[1]]
+}
+
 // exprScan is what one walk of an expression finds: the traversals it
 // reads from the root scope, as hclsyntax.Variables lists them, and the
 // functions it calls. One scan serves the references (RefsOf) and the
@@ -127,10 +153,12 @@ func (s *exprScan) Enter(n hclsyntax.Node) hcl.Diagnostics {
 	switch n := n.(type) {
 	case *hclsyntax.ScopeTraversalExpr:
 		// A name a for expression declares is its own, not the root's.
-		name := n.Traversal.RootName()
-		for _, names := range s.scopes {
-			if _, local := names[name]; local {
-				return nil
+		if len(s.scopes) > 0 {
+			name := n.Traversal.RootName()
+			for _, names := range s.scopes {
+				if _, local := names[name]; local {
+					return nil
+				}
 			}
 		}
 		s.vars = append(s.vars, n.Traversal)

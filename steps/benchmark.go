@@ -96,8 +96,8 @@ func (*BenchmarkConfig) Static(s Shape) hcl.Diagnostics {
 			diags = append(diags, problem("Metric with a load", fmt.Sprintf("metric %q reads a command's output, but this benchmark runs a load, which reports its own metrics (self.metrics.requests_per_s, ...). Remove the metric block, or run a command instead.", m.Label), m.Range))
 		}
 		for _, a := range []string{"env", "workdir"} {
-			if rng, ok := s.Attrs[a]; ok {
-				diags = append(diags, problem("Environment without a command", "env and workdir apply to a benchmark's command; this benchmark runs a load. Remove them.", rng))
+			if e, ok := s.Attrs[a]; ok {
+				diags = append(diags, problem("Environment without a command", "env and workdir apply to a benchmark's command; this benchmark runs a load. Remove them.", e.Range()))
 				break
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -149,8 +150,9 @@ func common(timeout, interval time.Duration) Common {
 // Shape is what a kind's static checks see of a step: which attributes
 // and blocks it has, and where.
 type Shape struct {
-	Decl  hcl.Range
-	Attrs map[string]hcl.Range // the attributes set, at their expressions
+	Decl hcl.Range
+	// Attrs are the attributes set, by name: the step's own, not a copy.
+	Attrs map[string]hcl.Expression
 	// Blocks are the step's blocks in file order (a block that did not
 	// decode too, at Decl).
 	Blocks []Part
@@ -171,7 +173,7 @@ func (s Shape) Has(name string) bool {
 	if _, ok := s.Attrs[name]; ok || s.Misspelled[name] {
 		return true
 	}
-	return len(s.Parts(name)) > 0
+	return slices.ContainsFunc(s.Blocks, func(p Part) bool { return p.Type == name })
 }
 
 // Parts are the step's blocks of type typ.

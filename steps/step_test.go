@@ -121,6 +121,7 @@ func TestKindsJudgeTheirOwnConditions(t *testing.T) {
 
 func TestStaticChecks(t *testing.T) {
 	rng := func(line int) hcl.Range { return hcl.Range{Filename: "p.hcl", Start: hcl.Pos{Line: line}} }
+	expr := func(line int) hcl.Expression { return hcl.StaticExpr(cty.StringVal("x"), rng(line)) }
 	summaries := func(kind string, s steps.Shape) string {
 		k, _ := steps.Lookup(kind)
 		var out []string
@@ -138,14 +139,14 @@ func TestStaticChecks(t *testing.T) {
 	}{
 		{"run", steps.Shape{}, "Missing command"},
 		{"run", steps.Shape{Misspelled: map[string]bool{"command": true}}, ""},
-		{"launch", steps.Shape{Attrs: map[string]hcl.Range{"command": rng(2)}}, ""},
+		{"launch", steps.Shape{Attrs: map[string]hcl.Expression{"command": expr(2)}}, ""},
 		{"wait", steps.Shape{}, "Missing postcondition"},
 		{"assert", steps.Shape{Blocks: []steps.Part{{Type: "postcondition"}}}, ""},
 		{"benchmark", steps.Shape{}, "Missing load or command"},
-		{"benchmark", steps.Shape{Attrs: map[string]hcl.Range{"command": rng(2)}, Blocks: []steps.Part{load}}, "Conflicting load and command"},
-		{"benchmark", steps.Shape{Attrs: map[string]hcl.Range{"env": rng(2), "workdir": rng(5)}, Blocks: []steps.Part{load, metric}}, "Metric with a load, Environment without a command"},
-		{"benchmark", steps.Shape{Attrs: map[string]hcl.Range{"command": rng(2)}}, "Benchmark records no metrics"},
-		{"benchmark", steps.Shape{Attrs: map[string]hcl.Range{"command": rng(2)}, Blocks: []steps.Part{metric}}, ""},
+		{"benchmark", steps.Shape{Attrs: map[string]hcl.Expression{"command": expr(2)}, Blocks: []steps.Part{load}}, "Conflicting load and command"},
+		{"benchmark", steps.Shape{Attrs: map[string]hcl.Expression{"env": expr(2), "workdir": expr(5)}, Blocks: []steps.Part{load, metric}}, "Metric with a load, Environment without a command"},
+		{"benchmark", steps.Shape{Attrs: map[string]hcl.Expression{"command": expr(2)}}, "Benchmark records no metrics"},
+		{"benchmark", steps.Shape{Attrs: map[string]hcl.Expression{"command": expr(2)}, Blocks: []steps.Part{metric}}, ""},
 	} {
 		if got := summaries(c.kind, c.shape); got != c.want {
 			t.Errorf("%s %+v: %q, want %q", c.kind, c.shape, got, c.want)
