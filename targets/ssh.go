@@ -289,6 +289,10 @@ func (s *SSH) exec(ctx context.Context, what, script string, stdout, stderr io.W
 		}
 		return 0, "", s.errorf("%s: %w", what, err)
 	}
+	// sshd turned Nagle off on the connection before it ran the command
+	// (as for a worker): a Dial after this needs no worker for it, which
+	// would cost each host of a fleet a session of its own.
+	c.commandRan.Store(true)
 	go func() {
 		// A write waits for the host to read; a closed channel ends it.
 		_, _ = io.WriteString(ch, script)
