@@ -315,12 +315,15 @@ func (s *SSH) exec(ctx context.Context, what, script string, stdout, stderr io.W
 			return 0, "", s.errorf("%s: the session ended without an exit status", what)
 		}
 	case <-ctx.Done():
-		ch.Close()
 		// The pid is the shell's first line, which may still be on its
-		// way when the call is cut at once.
-		if pgid := group.wait(pgidWait); pgid > 1 {
+		// way when the call is cut at once, or not yet written while
+		// sshd's login shell reads its rc files: the session stays open
+		// until it comes (the script is on its way, and would run after
+		// lockstep had given up on it, its group never ended).
+		if pgid := group.wait(pgidWait, reqsDone, c.done); pgid > 1 {
 			killGroup(c, int(pgid))
 		}
+		ch.Close()
 		if onCancel != nil {
 			onCancel()
 		}
@@ -428,13 +431,16 @@ type pidWriter struct {
 // pgidWait bounds how long a cancelled call waits for its shell's pid.
 const pgidWait = 5 * time.Second
 
-// wait returns the pid once the mark line has come, or 0 after d.
-func (p *pidWriter) wait(d time.Duration) int64 {
+// wait returns the pid once the mark line has come, or 0 after d or once
+// the session or its connection has ended (gone) without it.
+func (p *pidWriter) wait(d time.Duration, gone, lost <-chan struct{}) int64 {
 	if p.got != nil {
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {
 		case <-p.got:
+		case <-gone:
+		case <-lost:
 		case <-t.C:
 		}
 	}

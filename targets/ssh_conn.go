@@ -118,7 +118,8 @@ type sshConn struct {
 	watchErr  error // why the host cannot watch: not tried again
 	watchWarm sync.Once
 
-	// kills are the killGroup calls of cancelled calls still going: the
+	// kills are the killGroup calls of cancelled calls, and the ends of
+	// workers whose start was given up (releaseWorker), still going: the
 	// target's Close waits for them, so the kill script a cancelled
 	// call left does not outlive lockstep on the host.
 	kills sync.WaitGroup

@@ -1548,3 +1548,125 @@ func TestSSHWorkerStartFailure(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestSSHCancelledDuringLogin cuts calls short while sshd's login shell
+// is still reading its rc files (a pyenv .bashrc takes seconds): the
+// command's shell, once it starts, must not run on after lockstep has
+// given up on it. A Run waits for the shell's pid and ends its group; a
+// worker whose start was given up is told to end, and Close waits for
+// it to have gone.
+func TestSSHCancelledDuringLogin(t *testing.T) {
+	sshtest.RequireSSHD(t)
+	dir := t.TempDir()
+	// bash run by sshd reads ~/.bashrc, of $HOME: it holds the first
+	// session whose command holds the text in match until gate exists,
+	// its pid written.
+	gate := filepath.Join(dir, ".bashrc")
+	script := fmt.Sprintf(`d=%s
+if [ -e "$d/match" ]; then
+	case $BASH_EXECUTION_STRING in
+	*"$(cat "$d/match")"*)
+		if mkdir "$d/taken" 2>/dev/null; then
+			echo $$ >"$d/pid.tmp" && mv "$d/pid.tmp" "$d/pid"
+			while [ ! -e "$d/gate" ]; do sleep 0.01; done
+		fi ;;
+	esac
+fi
+`, dir)
+	if err := os.WriteFile(gate, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := sshtest.StartSSHD(t, "SetEnv HOME="+dir)
+
+	// held arms the gate for commands holding match and returns the pid
+	// of the shell it holds once one comes.
+	held := func(t *testing.T, match string) func() int {
+		for _, f := range []string{"taken", "pid", "gate"} {
+			os.RemoveAll(filepath.Join(dir, f))
+		}
+		if err := os.WriteFile(filepath.Join(dir, "match"), []byte(match), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return func() int {
+			ctx := ctxFor(t, time.Minute)
+			for {
+				if b, err := os.ReadFile(filepath.Join(dir, "pid")); err == nil {
+					pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					return pid
+				}
+				select {
+				case <-ctx.Done():
+					t.Fatal("no session was held at its login")
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+		}
+	}
+	open := func(t *testing.T) {
+		if err := os.WriteFile(filepath.Join(dir, "gate"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// gone: no such process, or one that has exited and awaits its reaping.
+	gone := func(pid int) bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return true
+		}
+		_, rest, _ := strings.Cut(string(b), ") ")
+		return strings.HasPrefix(rest, "Z")
+	}
+
+	t.Run("run", func(t *testing.T) {
+		s := testSSH(t, srv)
+		if _, err := s.Stat(ctxFor(t, time.Minute), dir); err != nil {
+			t.Fatal(err) // connected, a worker started: only the Run is held
+		}
+		pidOf := held(t, pgidMark)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			_, err := s.Run(ctx, Command{Line: "sleep 300"})
+			done <- err
+		}()
+		pid := pidOf()
+		cancel()
+		open(t)
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("Run cut short = %v, want context.Canceled", err)
+		}
+		if !gone(pid) {
+			exec.Command("kill", "-KILL", "--", "-"+strconv.Itoa(pid)).Run()
+			t.Fatalf("the command's shell (pid %d) runs on after the cancelled Run returned", pid)
+		}
+	})
+
+	t.Run("worker", func(t *testing.T) {
+		s := testSSH(t, srv)
+		pidOf := held(t, workerMark)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			_, err := s.Stat(ctx, dir)
+			done <- err
+		}()
+		pid := pidOf()
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("Stat cut short = %v, want context.Canceled", err)
+		}
+		closed := make(chan struct{})
+		go func() { s.Close(); close(closed) }()
+		open(t)
+		<-closed
+		if !gone(pid) {
+			exec.Command("kill", "-KILL", strconv.Itoa(pid)).Run()
+			t.Fatalf("the worker's shell (pid %d) runs on after Close returned", pid)
+		}
+	})
+}
