@@ -179,19 +179,20 @@ ms_since() {
 	local tenths=$((($(date +%s%N) - $1) / 100000))
 	echo "$((tenths / 10)).$((tenths % 10))"
 }
-# The bare round trips, in ms: a session running `true` on a reused
-# connection, and a script on a long-lived worker shell.
+# The bare round trips, in ms: Run of `true` on a reused connection (the
+# command marked, as a run step's), a script on a long-lived worker shell,
+# and a session running `true` with nothing else.
 run_bare() {
-	(cd "$repo/targets" && "${ns[@]}" "$dir/targets.test" -test.run '^$' -test.bench '^BenchmarkSSH$/^(RoundTrip|WorkerRoundTrip)$' \
+	(cd "$repo/targets" && "${ns[@]}" "$dir/targets.test" -test.run '^$' -test.bench '^BenchmarkSSH$/^(RoundTrip|WorkerRoundTrip|Session)$' \
 		-test.benchtime "${iters}x") >"$dir/out.bare" 2>&1 || { cat "$dir/out.bare" >&2; exit 1; }
-	awk '/RoundTrip/ && /ns\/op/ { for (i = 1; i < NF; i++) if ($(i + 1) == "ns/op") v[$1 ~ /Worker/] = $i / 1e6 }
-		END { printf "%.2f %.2f\n", v[0], v[1] }' "$dir/out.bare"
+	awk '/ns\/op/ { k = $1 ~ /Worker/ ? 1 : $1 ~ /Session/ ? 2 : 0; for (i = 1; i < NF; i++) if ($(i + 1) == "ns/op") v[k] = $i / 1e6 }
+		END { printf "%.2f %.2f %.2f\n", v[0], v[1], v[2] }' "$dir/out.bare"
 }
 
 echo "sshd on 127.0.0.1:$ssh_port as $user (~/.bashrc $bashrc), listener on :$listen_port, $rounds rounds after 1 untimed warm-up; $(nproc) cores (shared); $(date -u '+%Y-%m-%d %H:%M UTC')"
 for tool in lockstep lockstep1 ssh ansible; do "run_$tool"; done
 
-printf '%-6s %12s %14s %10s %12s %14s %14s\n' round lockstep_ms lockstep1_ms ssh_ms ansible_ms roundtrip_ms worker_rt_ms
+printf '%-6s %12s %14s %10s %12s %14s %14s %12s\n' round lockstep_ms lockstep1_ms ssh_ms ansible_ms roundtrip_ms worker_rt_ms session_ms
 for r in $(seq "$rounds"); do
 	line=$r
 	for tool in lockstep lockstep1 ssh ansible; do
@@ -202,23 +203,25 @@ for r in $(seq "$rounds"); do
 		line="$line $ms"
 		[ "$tool" = lockstep ] && cat "$dir/out.lockstep" >>"$dir/events"
 	done
-	read -r rt wrt < <(run_bare)
+	read -r rt wrt srt < <(run_bare)
 	echo "roundtrip $rt" >>"$dir/results"
 	echo "worker_rt $wrt" >>"$dir/results"
-	printf '%-6s %12s %14s %10s %12s %14s %14s\n' $line "$rt" "$wrt"
+	echo "session $srt" >>"$dir/results"
+	printf '%-6s %12s %14s %10s %12s %14s %14s %12s\n' $line "$rt" "$wrt" "$srt"
 done
 
-for tool in lockstep lockstep1 ssh ansible roundtrip worker_rt; do
+for tool in lockstep lockstep1 ssh ansible roundtrip worker_rt session; do
 	eval "m_$tool=$(median_of "$dir/results" $tool 2)"
 done
-printf '%-6s %12s %14s %10s %12s %14s %14s\n' median "$m_lockstep" "$m_lockstep1" "$m_ssh" "$m_ansible" "$m_roundtrip" "$m_worker_rt"
+printf '%-6s %12s %14s %10s %12s %14s %14s %12s\n' median "$m_lockstep" "$m_lockstep1" "$m_ssh" "$m_ansible" "$m_roundtrip" "$m_worker_rt" "$m_session"
 echo
-awk -v l="$m_lockstep" -v l1="$m_lockstep1" -v s="$m_ssh" -v a="$m_ansible" -v rt="$m_roundtrip" -v wrt="$m_worker_rt" 'BEGIN {
+awk -v l="$m_lockstep" -v l1="$m_lockstep1" -v s="$m_ssh" -v a="$m_ansible" -v rt="$m_roundtrip" -v wrt="$m_worker_rt" -v srt="$m_session" 'BEGIN {
 	step = (l - l1) / 19
 	printf "whole 20-step run:  ansible/lockstep %.1fx   ssh/lockstep %.2fx\n", a / l, s / l
 	printf "per step:           lockstep %.2f ms (20-step minus 1-step, over 19)   ssh %.2f ms   ansible %.2f ms\n", step, s / 20, a / 20
 	printf "per step:           ansible/lockstep %.1fx   ssh/lockstep %.2fx\n", a / 20 / step, s / 20 / step
 	printf "lockstep per step / bare session round trip (%.2f ms): %.2fx   / worker round trip (%.2f ms): %.2fx\n", rt, step / rt, wrt, step / wrt
+	printf "lockstep per step / a session of true alone, unmarked (%.2f ms): %.2fx\n", srt, step / srt
 	printf "lockstep fixed cost (1-step plan): %.1f ms\n", l1
 }'
 # Where lockstep's time goes: the median step duration of each kind over

@@ -81,7 +81,7 @@ func (p *execProbe) stopLeft(ctx context.Context, r targets.Result) {
 	owner := r.Owned()
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leftWait)
 	defer cancel()
-	ms, err := p.t.Members(lctx, owner)
+	ms, err := targets.Leftovers(lctx, p.t, r)
 	if err == nil && len(ms) > 0 {
 		err = p.t.Stop(lctx, owner, leftStopGrace)
 	}

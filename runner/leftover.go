@@ -43,7 +43,7 @@ func (s *stepRun) leftBy(ctx context.Context, res targets.Result) {
 	}
 	owner := res.Owned()
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lookWait)
-	ms, err := s.t.Members(lctx, owner)
+	ms, err := targets.Leftovers(lctx, s.t, res)
 	cancel()
 	if err == nil && len(ms) == 0 {
 		return

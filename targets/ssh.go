@@ -48,6 +48,9 @@ type SSH struct {
 	// more than MaxSessions (default 10) on one connection, workers
 	// included.
 	runSessions chan struct{}
+	// noByteDD is set once the host's dd is found not to count bytes
+	// (readBytes).
+	noByteDD atomic.Bool
 
 	mu      sync.Mutex
 	conn    *sshConn
@@ -286,6 +289,10 @@ func (s *SSH) exec(ctx context.Context, what, script string, stdout, stderr io.W
 		}
 		return 0, "", s.errorf("%s: %w", what, err)
 	}
+	// sshd turned Nagle off on the connection before it ran the command
+	// (as for a worker): a Dial after this needs no worker for it, which
+	// would cost each host of a fleet a session of its own.
+	c.commandRan.Store(true)
 	go func() {
 		// A write waits for the host to read; a closed channel ends it.
 		_, _ = io.WriteString(ch, script)
@@ -308,12 +315,15 @@ func (s *SSH) exec(ctx context.Context, what, script string, stdout, stderr io.W
 			return 0, "", s.errorf("%s: the session ended without an exit status", what)
 		}
 	case <-ctx.Done():
-		ch.Close()
 		// The pid is the shell's first line, which may still be on its
-		// way when the call is cut at once.
-		if pgid := group.wait(pgidWait); pgid > 1 {
+		// way when the call is cut at once, or not yet written while
+		// sshd's login shell reads its rc files: the session stays open
+		// until it comes (the script is on its way, and would run after
+		// lockstep had given up on it, its group never ended).
+		if pgid := group.wait(pgidWait, reqsDone, c.done); pgid > 1 {
 			killGroup(c, int(pgid))
 		}
+		ch.Close()
 		if onCancel != nil {
 			onCancel()
 		}
@@ -421,13 +431,16 @@ type pidWriter struct {
 // pgidWait bounds how long a cancelled call waits for its shell's pid.
 const pgidWait = 5 * time.Second
 
-// wait returns the pid once the mark line has come, or 0 after d.
-func (p *pidWriter) wait(d time.Duration) int64 {
+// wait returns the pid once the mark line has come, or 0 after d or once
+// the session or its connection has ended (gone) without it.
+func (p *pidWriter) wait(d time.Duration, gone, lost <-chan struct{}) int64 {
 	if p.got != nil {
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {
 		case <-p.got:
+		case <-gone:
+		case <-lost:
 		case <-t.C:
 		}
 	}
@@ -521,8 +534,18 @@ func (s *SSH) Run(ctx context.Context, c Command) (Result, error) {
 		defer cancel()
 		stopErr = s.Stop(sctx, Process{Mark: mark}, 0)
 	}
-	code, sig, err := s.exec(ctx, "run", pre+fmt.Sprintf(runMarkLine, lim)+c.Line, out, errb, stopMarked)
-	res := Result{ExitCode: code, Signal: sig, Stdout: out.b, Stderr: errb.b, Duration: time.Since(start), Mark: mark}
+	tok := token()
+	look := fmt.Sprintf(runLookScript, tok, lim, mark)
+	code, sig, err := s.exec(ctx, "run", pre+fmt.Sprintf(runMarkLine, lim)+look+c.Line, out, errb, stopMarked)
+	res := Result{ExitCode: code, Signal: sig, Duration: time.Since(start), Mark: mark}
+	var said string
+	res.Stdout, said = cutVerdict(out.b, tok)
+	if said == "" {
+		res.Stderr, said = cutVerdict(errb.b, tok)
+	} else {
+		res.Stderr, _ = cutVerdict(errb.b, tok)
+	}
+	res.LeftNothing = said == "none"
 	if err != nil {
 		// What the command printed before the end is kept.
 		res.ExitCode = -1
@@ -538,6 +561,127 @@ func (s *SSH) Run(ctx context.Context, c Command) (Result, error) {
 // launch's does: the soft RLIMIT_RTTIME limit, which every process it
 // starts inherits.
 const runMarkLine = "prlimit --pid $$ --rttime=%d: >/dev/null 2>&1\n"
+
+// runLookScript is a Run's look for what its command left, made by the
+// command's own shell as it exits (an EXIT trap), so that the answer rides
+// on the session's end rather than costing a round trip after it; and it
+// reads the limits and environment of the processes started since the
+// shell only, not of every process on the host (a grep of those was as
+// costly as a session under load).
+//
+// Every process carrying the mark descends from the shell, so its pid was
+// allocated after the shell's: pids are handed out cyclically, from the
+// last one up to pid_max, then from 300 (RESERVED_PIDS) again, skipping
+// those in use. The window is (shell's pid, last pid] (/proc/loadavg's
+// last field, of the reader's pid namespace), wrapped around pid_max when
+// the last pid is below the shell's. The window misses a process only if
+// the allocation went a whole lap round since the shell: that takes
+// pid_max - 300 allocations, counting the pids it skipped for being in
+// use; so the look trusts the window only while the forks since the shell
+// (/proc/stat's "processes", every fork and thread on the host, so an
+// over-count in a container) plus the threads alive at the shell's start
+// (/proc/loadavg) stay 1000 short of that. pid_max is first taken as the
+// highest pid seen (a lower bound), and read with cat only when that is
+// not enough: sh's read cannot read a sysctl file, which answers a read
+// past its first byte with nothing. Otherwise, and whenever the look
+// cannot finish (no grep, stderr redirected away from lockstep's, a
+// command that exec'ed or replaced the trap), it says nothing and the
+// caller looks with Members.
+//
+// A round reads the last pid, then tries each pid of its range in turn
+// (the whole of /proc, filtered, when the range wraps), and greps the
+// limits and environment of those there. A marked process made after
+// that read has a marked parent that was alive when the round came to
+// its pid. grep prints the marks it finds, and the first word of each
+// limits file it read ("Limit": a process gone before grep opened it, or
+// mid-read, has none), so the look knows which it read alive: when it
+// read them all, any marked parent was seen with its mark. When one went
+// before grep read it (it may have forked a child since: a background
+// job daemonizing as the command ends), the look goes round again over
+// the window (a process being made may hold a pid its /proc directory
+// does not show yet) for what it has not read, five rounds at most. (A process that lost its
+// limit mark, carrying only the variable, and that goes between grep's
+// read of its limits and of its environment is the one it can miss.)
+// The look forks nothing when no process started since the shell, and
+// runs one grep of a few files when some did. The verdict goes to stderr
+// (stdout when the command pointed stderr there) as one write, prefixed
+// by a token fresh for this Run, and Run cuts it out: "none"
+// (Result.LeftNothing), "some" or "unknown". The function's first
+// argument is the shell's exit status, which it exits with.
+const runLookScript = `lockstep_left() {
+	set +efux
+	IFS=' 	
+'
+	st=$1 s=$2 p0=$3 a0=$4 v=unknown seen=' ' i=0 m=
+	case $s:$p0:$a0 in *[!0-9:]* | :* | *: | *::*) p0= ;; esac
+	n=
+	while read -r k x; do [ "$k" = processes ] && { n=$x; break; }; done </proc/stat
+	while [ -n "$p0" ] && [ -n "$n" ] && [ $i -lt 5 ]; do
+		i=$((i + 1))
+		read -r _ _ _ _ hi </proc/loadavg
+		c= ps= top=$hi
+		if [ $s -le $hi ]; then
+			p=$s
+			while [ $p -lt $hi ]; do
+				p=$((p + 1))
+				[ -d /proc/$p ] && [ $p != $$ ] || continue
+				case $seen in *" $p "*) continue ;; esac
+				c="$c /proc/$p/limits /proc/$p/environ" ps="$ps $p"
+			done
+		else
+			for d in /proc/[0-9]*; do
+				p=${d#/proc/}
+				[ $p -gt $top ] && top=$p
+				[ $p -gt $s ] || [ $p -le $hi ] || continue
+				[ $p = $$ ] && continue
+				case $seen in *" $p "*) continue ;; esac
+				c="$c $d/limits $d/environ" ps="$ps $p"
+			done
+		fi
+		[ $top -lt $s ] && top=$s
+		if [ $((n - p0 + a0 + 1000)) -ge $((top - 300)) ]; then
+			[ -n "$m" ] || m=$(command -p cat /proc/sys/kernel/pid_max)
+			[ $((n - p0 + a0 + 1000)) -lt $((m - 300)) ] || break
+		fi
+		[ -n "$c" ] || { v=none; break; }
+		f=$(command -p grep -oszE -e "Max realtime timeout +%[2]d " -e "^LOCKSTEP_LAUNCH_%[3]s=1\$" -e ^Limit $c)
+		r=$?
+		case $f in *"Max realtime timeout"* | *LOCKSTEP_LAUNCH_*) v=some; break ;; esac
+		[ $r -le 2 ] || break
+		gone=
+		for p in $ps; do
+			case $f in *"/proc/$p/limits:Limit"*) seen="$seen$p " ;; *) gone=1 ;; esac
+		done
+		[ -z "$gone" ] && { v=none; break; }
+	done
+	[ -p /proc/$$/fd/2 ] && printf '%%s %%s\n' %[1]s "$v" >&2
+	exit "$st"
+}
+read -r _ _ _ lockstep_a _ </proc/loadavg
+while read -r lockstep_k lockstep_p; do [ "$lockstep_k" = processes ] && break; done </proc/stat
+trap "lockstep_left \$? $$ ${lockstep_p:-x} ${lockstep_a#*/}" EXIT
+unset lockstep_a lockstep_k lockstep_p
+`
+
+// cutVerdict returns b without the line runLookScript wrote after tok,
+// and what that line said ("" when it is not in b).
+func cutVerdict(b []byte, tok string) ([]byte, string) {
+	i := bytes.Index(b, []byte(tok+" "))
+	if i < 0 {
+		return b, ""
+	}
+	rest := b[i+len(tok)+1:]
+	j := bytes.IndexByte(rest, '\n')
+	if j < 0 {
+		return b, ""
+	}
+	said := string(rest[:j])
+	out := append(b[:i:i], rest[j+1:]...)
+	if len(out) == 0 {
+		out = nil
+	}
+	return out, said
+}
 
 // prelude is the shell text that sets up c's directory and environment:
 // exported variables (sshd refuses most SetEnv requests), the target's
@@ -1076,19 +1220,49 @@ func (s *SSH) parseFileInfo(path, line string) (FileInfo, error) {
 
 // readScript opens the file once, describes it through that descriptor
 // (so a rename or a new file at the same path cannot slip in between) and
-// reads from it up to the size it saw.
+// reads from it (readBytes).
 const readScript = `{ command exec 3<"$p"; } 2>/dev/null || {
 	if [ -e "$p" ]; then echo "cannot open $p for reading" >&2; exit 1; fi
 	echo missing
 	exit 0
 }
-info=$(stat -L -c ` + statFormat + ` /proc/self/fd/3) || exit
-printf '%s\n' "$info"
-n=$(( ${info%% *} - off ))
-[ $n -gt $max ] && n=$max
-[ $n -gt 0 ] || exit 0
-tail -c +$((off + 1)) <&3 | head -c $n
+stat -L -c ` + statFormat + ` /proc/self/fd/3 || exit
+` + readBytes
+
+// readBytes ends readScript and readFileScript: it writes what fd 3 holds
+// from $off, $max bytes at most. A log followed over SSH is read at every
+// turn of a wait, so this is one exec of dd, in place of the script's
+// shell, where dd counts bytes (GNU coreutils: $dd is 1); else tail and
+// head (two more processes, and a fork for the pipe). What it reads past
+// the size the stat line gave (the file grew since) is cut by the caller
+// (upToSize), so the bytes are those of the file the stat described, as
+// it was then.
+const readBytes = `[ "$dd" = 1 ] && exec dd bs=65536 skip=$off count=$max iflag=skip_bytes,count_bytes status=none <&3
+tail -c +$((off + 1)) <&3 | head -c $max
 `
+
+// upToSize is data read from off, cut to the size info gave.
+func upToSize(data []byte, off int64, info FileInfo) []byte {
+	n := max(min(int64(len(data)), info.Size-off), 0)
+	if n == 0 {
+		return nil
+	}
+	return data[:n]
+}
+
+// readScript runs a script ending in readBytes: with dd, unless the host's
+// dd turned out not to count bytes (BusyBox's before 1.35 refuses
+// iflag=count_bytes), in which case it is run again without.
+func (s *SSH) readScript(ctx context.Context, what, script string) ([]byte, error) {
+	if !s.noByteDD.Load() {
+		out, err := s.script(ctx, what, "dd=1\n"+script)
+		if err == nil || !strings.Contains(err.Error(), "dd:") {
+			return out, err
+		}
+		s.noByteDD.Store(true)
+	}
+	return s.script(ctx, what, "dd=0\n"+script)
+}
 
 // ReadAt reads up to max bytes of path from off, in one round trip.
 func (s *SSH) ReadAt(ctx context.Context, path string, off int64, max int) ([]byte, FileInfo, error) {
@@ -1101,7 +1275,7 @@ func (s *SSH) ReadAt(ctx context.Context, path string, off int64, max int) ([]by
 		return nil, info, err
 	}
 	script := "p=" + remotePath(path) + "\n" + fmt.Sprintf("off=%d max=%d\n", off, max) + readScript
-	out, err := s.script(ctx, "read "+path, script)
+	out, err := s.readScript(ctx, "read "+path, script)
 	if err != nil {
 		return nil, FileInfo{}, err
 	}
@@ -1110,10 +1284,7 @@ func (s *SSH) ReadAt(ctx context.Context, path string, off int64, max int) ([]by
 	if err != nil {
 		return nil, FileInfo{}, err
 	}
-	if len(data) == 0 {
-		data = nil
-	}
-	return data, info, nil
+	return upToSize(data, off, info), info, nil
 }
 
 // readFileScript finds the file with identity $id as ReadFile does: at
@@ -1142,11 +1313,7 @@ if [ -z "$found" ]; then
 fi
 [ -n "$found" ] || { echo missing; exit 0; }
 printf '%s\n%s\n' "$found" "$info"
-n=$(( ${info%% *} - off ))
-[ $n -gt $max ] && n=$max
-[ $n -gt 0 ] || exit 0
-tail -c +$((off + 1)) <&3 | head -c $n
-`
+` + readBytes
 
 // fileID is a FileInfo.ID as stat prints it: device and inode.
 var fileID = regexp.MustCompile(`^[0-9]+:[0-9]+$`)
@@ -1160,6 +1327,9 @@ func (s *SSH) ReadFile(ctx context.Context, ref FileRef, off int64, max int) ([]
 	if !fileID.MatchString(ref.ID) {
 		return nil, FileInfo{}, s.errorf("read %s: no file identity to read by", ref.Path)
 	}
+	if max < 0 {
+		max = 0 // the file's description alone
+	}
 	var pids []string
 	for _, p := range ref.PIDs {
 		if p > 0 {
@@ -1172,7 +1342,7 @@ func (s *SSH) ReadFile(ctx context.Context, ref FileRef, off int64, max int) ([]
 	}
 	script := "p=" + remotePath(ref.Path) + " at=" + cmp.Or(at, "''") + " id=" + shellQuote(ref.ID) +
 		" pids=" + shellQuote(strings.Join(pids, " ")) + fmt.Sprintf(" off=%d max=%d\n", off, max) + readFileScript
-	out, err := s.script(ctx, "read "+ref.Path, script)
+	out, err := s.readScript(ctx, "read "+ref.Path, script)
 	if err != nil {
 		return nil, FileInfo{}, err
 	}
@@ -1186,10 +1356,7 @@ func (s *SSH) ReadFile(ctx context.Context, ref FileRef, off int64, max int) ([]
 		return nil, FileInfo{}, err
 	}
 	info.Path = string(found)
-	if len(data) == 0 {
-		data = nil
-	}
-	return data, info, nil
+	return upToSize(data, off, info), info, nil
 }
 
 // procScript lists every process: its stat lines, then its command lines

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skeema/knownhosts"
@@ -107,6 +108,9 @@ type sshConn struct {
 	hops    []*ssh.Client
 	workers *workerPool
 	nodelay sync.Once
+	// commandRan: a session ran a command (Run's), so sshd has turned
+	// Nagle off already (quickAcks).
+	commandRan atomic.Bool
 	// watcher is the connection's file watcher (ssh_watch.go), started
 	// by the first watch.
 	watchMu   sync.Mutex
@@ -114,7 +118,8 @@ type sshConn struct {
 	watchErr  error // why the host cannot watch: not tried again
 	watchWarm sync.Once
 
-	// kills are the killGroup calls of cancelled calls still going: the
+	// kills are the killGroup calls of cancelled calls, and the ends of
+	// workers whose start was given up (releaseWorker), still going: the
 	// target's Close waits for them, so the kill script a cancelled
 	// call left does not outlive lockstep on the host.
 	kills sync.WaitGroup
@@ -498,7 +503,7 @@ func hostKeyCheck(cfg SSHConfig) (ssh.HostKeyCallback, []string, error) {
 	if len(files) == 0 {
 		return func(_ string, _ net.Addr, key ssh.PublicKey) error { return fail(key, false, nil) }, openSSHHostKeyOrder, nil
 	}
-	db, err := knownhosts.NewDB(files...)
+	db, err := knownHostsDB(files)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read known_hosts: %w", err)
 	}
@@ -591,8 +596,12 @@ func withDefaults(cfg SSHConfig, r resolver) SSHConfig {
 // forwarded writes wait on delayed ACKs, adding a 40 ms tail to HTTP
 // latencies and skewing a streaming load's TTFT and TPOT
 // (bench/README.md). Starting a worker (a command session) once per
-// connection is enough; it is kept for later calls.
+// connection is enough; it is kept for later calls. A command that Run
+// ran on the connection did the same: then no worker is started for it.
 func (c *sshConn) quickAcks(ctx context.Context) {
+	if c.commandRan.Load() {
+		return
+	}
 	c.nodelay.Do(func() {
 		if w, err := c.getWorker(ctx); err == nil {
 			c.putWorker(w)

@@ -1,6 +1,7 @@
 package targets
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -418,7 +419,30 @@ func TestSSHLaunchSurvivesClose(t *testing.T) {
 
 func TestSSHFiles(t *testing.T) {
 	srv := sshtest.StartSSHD(t)
-	s := testSSH(t, srv)
+	t.Run("dd", func(t *testing.T) { testSSHFiles(t, testSSH(t, srv)) })
+	t.Run("tail and head", func(t *testing.T) {
+		s := testSSH(t, srv)
+		s.noByteDD.Store(true)
+		testSSHFiles(t, s)
+	})
+	// A dd that does not count bytes (BusyBox's before 1.35): the
+	// reads fall back to tail and head, and say so no more.
+	bin := t.TempDir()
+	fake := "#!/bin/sh\necho \"dd: invalid input flag: 'count_bytes'\" >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "dd"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := sshtest.StartSSHD(t, "SetEnv PATH="+bin+":/usr/bin:/bin")
+	t.Run("old dd", func(t *testing.T) {
+		s := testSSH(t, old)
+		testSSHFiles(t, s)
+		if !s.noByteDD.Load() {
+			t.Errorf("the reads went on without knowing the host's dd refuses count_bytes")
+		}
+	})
+}
+
+func testSSHFiles(t *testing.T, s *SSH) {
 	ctx := ctxFor(t, time.Minute)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "app.log")
@@ -886,6 +910,14 @@ func BenchmarkSSH(b *testing.B) {
 			}
 		}
 	})
+	// A session of true and nothing else: no mark, no look.
+	b.Run("Session", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := s.exec(ctx, "bench", "true", io.Discard, io.Discard, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("Members", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := s.Members(ctx, p); err != nil {
@@ -954,14 +986,35 @@ func BenchmarkSSH(b *testing.B) {
 			}
 		}
 	})
+	// bash reads ~/.bashrc for sshd only at shell level 1: with SHLVL=1
+	// set by sshd it is at 2, so these are a bare session's floor, login
+	// shell startup aside.
+	bare := testSSH(b, sshtest.StartSSHD(b, "SetEnv SHLVL=1"))
 	b.Run("RoundTripNoBashrc", func(b *testing.B) {
-		// bash reads ~/.bashrc for sshd only at shell level 1: with
-		// SHLVL=1 set by sshd it is at 2, so this is a bare session's
-		// floor, login shell startup aside.
-		bare := testSSH(b, sshtest.StartSSHD(b, "SetEnv SHLVL=1"))
 		for b.Loop() {
 			if _, err := bare.Run(ctx, Command{Line: "true"}); err != nil {
 				b.Fatal(err)
+			}
+		}
+	})
+	// A session of true and nothing else (no mark, no look), and a run
+	// step of true as the runner pays it: Run, then the look for what it
+	// left.
+	b.Run("SessionNoBashrc", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := bare.exec(ctx, "bench", "true", io.Discard, io.Discard, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("RunStepNoBashrc", func(b *testing.B) {
+		for b.Loop() {
+			r, err := bare.Run(ctx, Command{Line: "true"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ms, err := Leftovers(ctx, bare, r); err != nil || len(ms) > 0 {
+				b.Fatal(ms, err)
 			}
 		}
 	})
@@ -1054,7 +1107,10 @@ func TestSSHRunLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Stop(context.Background(), Process{Mark: other.Mark}, 0) })
-	ms, err := s.Members(ctx, Process{Mark: res.Mark})
+	if res.LeftNothing {
+		t.Errorf("the run's own look says it left nothing; it left 3 sleeps")
+	}
+	ms, err := Leftovers(ctx, s, res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1077,6 +1133,120 @@ func TestSSHRunLeftovers(t *testing.T) {
 	waitNoProcesses(t, ctx, s, `^sleep 42\.1$`, "left after Stop")
 	if ps, err := s.Processes(ctx, `^sleep 42\.2$`); err != nil || len(ps) != 1 {
 		t.Errorf("another run's leftover after Stop: %+v, %v; want it still running", ps, err)
+	}
+}
+
+// A Run's shell looks for what its command left as it exits: nothing left
+// is said with no further call, whatever the command did to its shell; a
+// process left is never said to be nothing, and the look's line is in
+// neither stream.
+func TestSSHRunLooksAsItEnds(t *testing.T) {
+	// No ~/.bashrc (SHLVL=1: see RoundTripNoBashrc): the streams are
+	// compared whole.
+	srv := sshtest.StartSSHD(t, "SetEnv SHLVL=1")
+	s := testSSH(t, srv)
+	ctx := ctxFor(t, time.Minute)
+	redirected := filepath.Join(t.TempDir(), "stderr")
+	for _, tc := range []struct {
+		name, line     string
+		exit           int
+		stdout, stderr string
+		nothing        bool // the run's own look can say so
+		left           int  // what Members finds
+	}{
+		{name: "true", line: "true", nothing: true},
+		{name: "exit", line: "printf out; printf half >&2; exit 3", exit: 3, stdout: "out", stderr: "half", nothing: true},
+		{name: "shell options", line: "set -euf; IFS=:; x=$(echo 1); echo $x", stdout: "1\n", nothing: true},
+		{name: "stderr to stdout", line: "exec 2>&1; echo out; echo err >&2", stdout: "out\nerr\n", nothing: true},
+		// The look's line would go to the user's file: it is not written.
+		{name: "stderr to a file", line: "exec 2>" + redirected + "; echo err >&2"},
+		{name: "background", line: "sleep 42.5 >/dev/null 2>&1 &", left: 1},
+		{name: "double fork, empty env", line: "( setsid env -i sleep 42.5 >/dev/null 2>&1 & )", left: 1},
+		// A background job daemonizing as the command ends, while the
+		// look reads /proc.
+		{name: "daemonizing as it ends", line: "sh -c 'setsid sleep 42.5 >/dev/null 2>&1 &' >/dev/null 2>&1 &", left: 1},
+		{name: "no PATH", line: "sleep 42.5 >/dev/null 2>&1 & PATH=/nonexistent", left: 1},
+		{name: "own trap", line: "trap 'echo bye' EXIT", stdout: "bye\n"},
+		{name: "exec", line: "exec true"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The look gives up ("unknown", and Members looks) after
+			// five rounds of processes of others ending under it, which
+			// a busy host can make: a few tries give it quiet.
+			for try := 0; ; try++ {
+				res, err := s.Run(ctx, Command{Line: tc.line})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { s.Stop(context.Background(), res.Owned(), 0) })
+				if res.ExitCode != tc.exit || string(res.Stdout) != tc.stdout || string(res.Stderr) != tc.stderr {
+					t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q, %q", res.ExitCode, res.Stdout, res.Stderr, tc.exit, tc.stdout, tc.stderr)
+				}
+				if res.LeftNothing && !tc.nothing {
+					t.Errorf("the look says the command left nothing; want it to leave it to Members")
+				}
+				ms, err := Leftovers(ctx, s, res)
+				if err != nil || len(ms) != tc.left {
+					t.Errorf("leftovers %+v, %v; want %d", ms, err, tc.left)
+				}
+				if res.LeftNothing == tc.nothing || t.Failed() {
+					break
+				}
+				if try == 20 {
+					t.Fatalf("the look never said the command left nothing in %d tries", try)
+				}
+			}
+		})
+	}
+	if b, err := os.ReadFile(redirected); err != nil || string(b) != "err\n" {
+		t.Errorf("the command's own stderr file holds %q, %v; want only its line", b, err)
+	}
+}
+
+// The look's pid window, wrapped past pid_max, still holds the processes
+// whose pids are below the shell's; and past a whole lap of forks it says
+// nothing rather than trust the window.
+func TestSSHRunLookWindow(t *testing.T) {
+	srv := sshtest.StartSSHD(t)
+	s := testSSH(t, srv)
+	ctx := ctxFor(t, time.Minute)
+	tok := token()
+	// The trap as the look sets it, with another shell pid or fork count.
+	retrap := `read -r _ _ _ a _ </proc/loadavg
+while read -r k p; do [ "$k" = processes ] && break; done </proc/stat
+m=$(cat /proc/sys/kernel/pid_max)
+`
+	for _, tc := range []struct {
+		name, line, trap, want string
+	}{
+		{"wrapped, left one", "sleep 42.9 >/dev/null 2>&1 &", `trap "lockstep_left \$? $((m - 1)) $p ${a#*/}" EXIT`, "some"},
+		{"wrapped, left none", "true", `trap "lockstep_left \$? $((m - 1)) $p ${a#*/}" EXIT`, "none"},
+		{"a lap of forks", "true", `trap "lockstep_left \$? $$ $((p - m)) ${a#*/}" EXIT`, "unknown"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mark, err := newMark()
+			if err != nil {
+				t.Fatal(err)
+			}
+			lim, _ := markLimit(mark)
+			t.Cleanup(func() { s.Stop(context.Background(), Process{Mark: mark}, 0) })
+			script := "export " + markEnv(mark) + "=1\n" + fmt.Sprintf(runMarkLine, lim) + fmt.Sprintf(runLookScript, tok, lim, mark) +
+				tc.line + "\n" + retrap + tc.trap + "\n"
+			// As above, "unknown" is what a busy host can make of any.
+			for try := 0; ; try++ {
+				var out, errb bytes.Buffer
+				if _, _, err := s.exec(ctx, "look", script, &out, &errb, nil); err != nil {
+					t.Fatal(err)
+				}
+				_, said := cutVerdict(errb.Bytes(), tok)
+				if said == tc.want {
+					break
+				}
+				if said != "unknown" || try == 20 {
+					t.Fatalf("the look said %q (stderr %q), want %q", said, errb.String(), tc.want)
+				}
+			}
+		})
 	}
 }
 
@@ -1377,4 +1547,126 @@ func TestSSHWorkerStartFailure(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "This account is currently not available.") || errors.Is(err, ErrDisconnected) {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+// TestSSHCancelledDuringLogin cuts calls short while sshd's login shell
+// is still reading its rc files (a pyenv .bashrc takes seconds): the
+// command's shell, once it starts, must not run on after lockstep has
+// given up on it. A Run waits for the shell's pid and ends its group; a
+// worker whose start was given up is told to end, and Close waits for
+// it to have gone.
+func TestSSHCancelledDuringLogin(t *testing.T) {
+	sshtest.RequireSSHD(t)
+	dir := t.TempDir()
+	// bash run by sshd reads ~/.bashrc, of $HOME: it holds the first
+	// session whose command holds the text in match until gate exists,
+	// its pid written.
+	gate := filepath.Join(dir, ".bashrc")
+	script := fmt.Sprintf(`d=%s
+if [ -e "$d/match" ]; then
+	case $BASH_EXECUTION_STRING in
+	*"$(cat "$d/match")"*)
+		if mkdir "$d/taken" 2>/dev/null; then
+			echo $$ >"$d/pid.tmp" && mv "$d/pid.tmp" "$d/pid"
+			while [ ! -e "$d/gate" ]; do sleep 0.01; done
+		fi ;;
+	esac
+fi
+`, dir)
+	if err := os.WriteFile(gate, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := sshtest.StartSSHD(t, "SetEnv HOME="+dir)
+
+	// held arms the gate for commands holding match and returns the pid
+	// of the shell it holds once one comes.
+	held := func(t *testing.T, match string) func() int {
+		for _, f := range []string{"taken", "pid", "gate"} {
+			os.RemoveAll(filepath.Join(dir, f))
+		}
+		if err := os.WriteFile(filepath.Join(dir, "match"), []byte(match), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return func() int {
+			ctx := ctxFor(t, time.Minute)
+			for {
+				if b, err := os.ReadFile(filepath.Join(dir, "pid")); err == nil {
+					pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					return pid
+				}
+				select {
+				case <-ctx.Done():
+					t.Fatal("no session was held at its login")
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+		}
+	}
+	open := func(t *testing.T) {
+		if err := os.WriteFile(filepath.Join(dir, "gate"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// gone: no such process, or one that has exited and awaits its reaping.
+	gone := func(pid int) bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return true
+		}
+		_, rest, _ := strings.Cut(string(b), ") ")
+		return strings.HasPrefix(rest, "Z")
+	}
+
+	t.Run("run", func(t *testing.T) {
+		s := testSSH(t, srv)
+		if _, err := s.Stat(ctxFor(t, time.Minute), dir); err != nil {
+			t.Fatal(err) // connected, a worker started: only the Run is held
+		}
+		pidOf := held(t, pgidMark)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			_, err := s.Run(ctx, Command{Line: "sleep 300"})
+			done <- err
+		}()
+		pid := pidOf()
+		cancel()
+		open(t)
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("Run cut short = %v, want context.Canceled", err)
+		}
+		if !gone(pid) {
+			exec.Command("kill", "-KILL", "--", "-"+strconv.Itoa(pid)).Run()
+			t.Fatalf("the command's shell (pid %d) runs on after the cancelled Run returned", pid)
+		}
+	})
+
+	t.Run("worker", func(t *testing.T) {
+		s := testSSH(t, srv)
+		pidOf := held(t, workerMark)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			_, err := s.Stat(ctx, dir)
+			done <- err
+		}()
+		pid := pidOf()
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("Stat cut short = %v, want context.Canceled", err)
+		}
+		closed := make(chan struct{})
+		go func() { s.Close(); close(closed) }()
+		open(t)
+		<-closed
+		if !gone(pid) {
+			exec.Command("kill", "-KILL", strconv.Itoa(pid)).Run()
+			t.Fatalf("the worker's shell (pid %d) runs on after Close returned", pid)
+		}
+	})
 }

@@ -194,7 +194,7 @@ func (c *sshConn) startWorker(ctx context.Context) (*worker, error) {
 		case err := <-ready:
 			errs = append(errs, err)
 		case <-ctx.Done():
-			sess.Close()
+			c.releaseWorker(w)
 			return nil, ctx.Err()
 		case <-c.done:
 			sess.Close()
@@ -206,6 +206,25 @@ func (c *sshConn) startWorker(ctx context.Context) (*worker, error) {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
 	return w, nil
+}
+
+// releaseWorker ends a worker whose start was given up (its call was
+// cancelled) without killing it: the end of its stdin makes the shell
+// leave its loop, whether it runs yet or sshd's login shell is still
+// reading its rc files, and the session is closed once sshd reports the
+// shell's exit (or after watchStopWait). Closing the session at once
+// would leave the shell to notice a moment later, after lockstep may
+// have exited: the target's Close waits for this as for kills.
+func (c *sshConn) releaseWorker(w *worker) {
+	w.stdin.Close()
+	c.kills.Go(func() {
+		defer w.sess.Close()
+		select {
+		case <-w.ended:
+		case <-c.done:
+		case <-time.After(watchStopWait):
+		}
+	})
 }
 
 type frame struct {

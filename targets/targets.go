@@ -158,6 +158,21 @@ type Result struct {
 	// from says where on the local machine's pids what the command
 	// started can be (Local.Run; zero elsewhere).
 	from procFrom
+	// LeftNothing says that the target looked for what the command left
+	// as it ended, and nothing carried its mark then: what
+	// Members(Owned()) would have answered, known without the call (and
+	// nothing can carry the mark later: only a marked process makes
+	// another). False says nothing either way. Leftovers reads it.
+	LeftNothing bool
+}
+
+// Leftovers lists what the command of r left running (the members of
+// r.Owned()), without asking t when r says it left nothing.
+func Leftovers(ctx context.Context, t Target, r Result) ([]ProcessInfo, error) {
+	if r.LeftNothing {
+		return nil, nil
+	}
+	return t.Members(ctx, r.Owned())
 }
 
 // Owned is the Process that names what the command left: its mark, and
