@@ -352,8 +352,7 @@ func checkTree(node hclsyntax.Node) hcl.Diagnostics {
 func checkAndBound(node hclsyntax.Node, src []byte) (*fileScan, hcl.Diagnostics) {
 	// Every attribute has an equals sign: a few more are operators.
 	attrs := bytes.Count(src, []byte{'='})
-	f := &fileScan{roots: make([]rootScan, 0, attrs)}
-	f.exprScan.vars = make([]hcl.Traversal, 0, attrs)
+	f := &fileScan{roots: make([]rootScan, 0, attrs), refs: make(Refs, 0, attrs), names: map[string]*refNames{}, src: src}
 	w := &treeChecker{ops: map[*hclsyntax.Operation]*hclsyntax.Operation{}, scan: f, src: src}
 	diags := w.run(node)
 	return f, diags
@@ -395,9 +394,12 @@ type treeChecker struct {
 func (w *treeChecker) Enter(n hclsyntax.Node) hcl.Diagnostics {
 	if w.scan != nil {
 		if w.depth == 0 {
-			w.at.vars[0], w.at.calls[0] = int32(len(w.scan.exprScan.vars)), int32(len(w.scan.exprScan.calls))
+			w.at.refs[0], w.at.calls[0] = int32(len(w.scan.refs)), int32(len(w.scan.calls))
+			if e, ok := n.(hclsyntax.Expression); ok {
+				w.at.start = int32(e.Range().Start.Byte)
+			}
 		}
-		w.scan.Enter(n)
+		w.scan.enter(n)
 	}
 	e, ok := n.(hclsyntax.Expression)
 	if !ok {
@@ -451,7 +453,7 @@ const maxPlainNumber = 300
 
 func (w *treeChecker) Exit(n hclsyntax.Node) hcl.Diagnostics {
 	if w.scan != nil {
-		w.scan.Exit(n)
+		w.scan.exit(n)
 	}
 	e, ok := n.(hclsyntax.Expression)
 	if !ok {
@@ -460,7 +462,8 @@ func (w *treeChecker) Exit(n hclsyntax.Node) hcl.Diagnostics {
 	w.depth--
 	if w.depth == 0 && w.scan != nil {
 		w.at.expr = e
-		w.at.vars[1], w.at.calls[1] = int32(len(w.scan.exprScan.vars)), int32(len(w.scan.exprScan.calls))
+		w.scan.endRoot(int(w.at.refs[0]))
+		w.at.refs[1], w.at.calls[1] = int32(len(w.scan.refs)), int32(len(w.scan.calls))
 		w.scan.roots = append(w.scan.roots, w.at)
 	}
 	return nil

@@ -351,12 +351,21 @@ func TestRootScans(t *testing.T) {
 				t.Fatalf("%s: no root recorded for %s", src, a.SrcRange)
 			}
 			r := struct {
-				vars  []hcl.Traversal
+				refs  Refs
 				calls []*hclsyntax.FunctionCallExpr
-			}{scanned.vars(root), scanned.calls(root)}
+			}{scanned.rootRefs(root), scanned.rootCalls(root)}
+			if root.start != int32(a.Expr.Range().Start.Byte) {
+				t.Errorf("%s: the walk recorded the start %d, the expression starts at %d", a.SrcRange, root.start, a.Expr.Range().Start.Byte)
+			}
 			want := s.scan(a.Expr)
-			if g, w := traversalsText(r.vars), traversalsText(want.vars); g != w {
-				t.Errorf("%s: the walk recorded %s, a scan finds %s", a.SrcRange, g, w)
+			// The old way: the scan's traversals, each made a reference
+			// alone, the first of each text kept.
+			var wantRefs Refs
+			for _, tr := range want.vars {
+				wantRefs = wantRefs.add(refOf(tr))
+			}
+			if !sameRefs(r.refs, wantRefs) {
+				t.Errorf("%s: the walk made %s, a scan finds %s", a.SrcRange, refsText(r.refs), refsText(wantRefs))
 			}
 			if g, w := len(r.calls), len(want.calls); g != w {
 				t.Errorf("%s: the walk recorded %d calls, a scan finds %d", a.SrcRange, g, w)

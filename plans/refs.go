@@ -17,7 +17,18 @@ import (
 // it starts from and what it names there. Parse analyses every expression
 // of the plan once (analyse); the runner reads what a step, a condition or
 // a probe reads from these, never from the expressions again.
+//
+// What a reference names is the same for every reference of its text,
+// and a plan repeats the same few thousands of times: the names are
+// shared (refNames, read only) and each Ref is their pointer and its own
+// traversal, 32 bytes where the names copied were 88.
 type Ref struct {
+	*refNames
+	Traversal hcl.Traversal
+}
+
+// refNames is what a reference names, the same for each of its text.
+type refNames struct {
 	// Root is "var", "local", "target", "step", "self" or "probe" (or
 	// what an invalid plan wrote instead).
 	Root string
@@ -30,8 +41,7 @@ type Ref struct {
 	// when Name is read whole (probe.api, probe.api["status"]).
 	Attr string
 	// Text is the reference as evidence shows it: probe.api.json["id"].
-	Text      string
-	Traversal hcl.Traversal
+	Text string
 }
 
 // Refs is what one expression (or a group of them) reads, each reference
@@ -55,7 +65,7 @@ func RefsOf(e hcl.Expression) Refs {
 }
 
 func refOf(tr hcl.Traversal) Ref {
-	r := Ref{Root: tr.RootName(), Text: traversalText(tr), Traversal: tr}
+	r := &refNames{Root: tr.RootName(), Text: traversalText(tr)}
 	at := func(i int) string { s, _ := attrAt(tr, i); return s }
 	switch r.Root {
 	case "step":
@@ -65,7 +75,7 @@ func refOf(tr hcl.Traversal) Ref {
 	default:
 		r.Name, r.Attr = at(1), at(2)
 	}
-	return r
+	return Ref{refNames: r, Traversal: tr}
 }
 
 // traversalText writes a traversal as evidence names it: attributes with
@@ -113,7 +123,9 @@ func keyText(k cty.Value) string {
 
 // add returns rs with r, unless a reference of the same text is there.
 func (rs Refs) add(r Ref) Refs {
-	if slices.ContainsFunc(rs, func(o Ref) bool { return o.Text == r.Text }) {
+	// The same text shares its names (analysis.ref): most are found by
+	// the pointer.
+	if slices.ContainsFunc(rs, func(o Ref) bool { return o.refNames == r.refNames || o.Text == r.Text }) {
 		return rs
 	}
 	return append(rs, r)
@@ -161,19 +173,18 @@ func (rs Refs) names(root string) []string {
 type analysis struct {
 	// roots is what the parse's walk scanned (nil when it did not): each
 	// attribute's expression, found by where it starts (byStart; no two
-	// attributes start at one byte), its references in rootRefs. A map by
-	// the expressions themselves would be eight times byStart's size,
-	// and is made only for the few others (native).
-	roots    *fileScan
-	byStart  map[int32]int32 // start byte -> index in roots.roots
-	rootRefs Refs
-	native   map[hclsyntax.Expression]exprFacts // by identity (each is a pointer)
-	json     map[hcl.Range]exprFacts            // by range: no two expressions analysed share one
-	scan     exprScan
+	// attributes start at one byte), and its references. A map by the
+	// expressions themselves would be eight times byStart's size, and is
+	// made only for the few others (native).
+	roots   *fileScan
+	byStart map[int32]int32                    // start byte -> index in roots.roots
+	native  map[hclsyntax.Expression]exprFacts // by identity (each is a pointer)
+	json    map[hcl.Range]exprFacts            // by range: no two expressions analysed share one
+	scan    exprScan
 	// refs holds the references read so far by their source text: a plan
 	// repeats the same few many times, and the same text makes the same
 	// reference, its place aside.
-	refs   map[string]Ref
+	refs   map[string]*refNames
 	source func(hcl.Range) []byte // the plan's text at a range, nil when elsewhere
 }
 
@@ -226,16 +237,23 @@ func (a *analysis) facts(e hcl.Expression) exprFacts {
 // ref is refOf(tr), its names shared with every reference of the same
 // source text.
 func (a *analysis) ref(tr hcl.Traversal) Ref {
-	text := a.source(tr.SourceRange())
+	if a.source == nil {
+		return refOf(tr)
+	}
+	return sharedRef(tr, a.source(tr.SourceRange()), a.refs)
+}
+
+// sharedRef is refOf(tr), its names those of names[text] when text (tr's
+// source text) was read before, and kept there when not.
+func sharedRef(tr hcl.Traversal, text []byte, names map[string]*refNames) Ref {
 	if len(text) == 0 {
 		return refOf(tr)
 	}
-	if r, ok := a.refs[string(text)]; ok {
-		r.Traversal = tr
-		return r
+	if n, ok := names[string(text)]; ok {
+		return Ref{refNames: n, Traversal: tr}
 	}
 	r := refOf(tr)
-	a.refs[string(text)] = r
+	names[string(text)] = r.refNames
 	return r
 }
 
@@ -296,7 +314,7 @@ func analyse(p *Plan, source func(hcl.Range) []byte, roots *fileScan) *analysis 
 	if roots != nil {
 		n = max(n, len(roots.roots))
 	}
-	a := &analysis{json: map[hcl.Range]exprFacts{}, refs: map[string]Ref{}, source: source}
+	a := &analysis{json: map[hcl.Range]exprFacts{}, refs: map[string]*refNames{}, source: source}
 	if roots != nil {
 		a.scanned(roots)
 	} else {
@@ -316,29 +334,16 @@ func analyse(p *Plan, source func(hcl.Range) []byte, roots *fileScan) *analysis 
 	return a
 }
 
-// scanned records the references of each expression the parse's walk
-// scanned (parseScanned), in one array: a plan has thousands.
+// scanned reads the references of each expression the parse's walk
+// scanned (parseScanned), made there; references read later share their
+// names.
 func (a *analysis) scanned(f *fileScan) {
-	all := make(Refs, 0, len(f.exprScan.vars))
-	a.roots, a.byStart = f, make(map[int32]int32, len(f.roots))
-	for i := range f.roots {
-		r := &f.roots[i]
-		start := int32(r.expr.Range().Start.Byte)
-		if _, twice := a.byStart[start]; !twice {
-			a.byStart[start] = int32(i)
+	a.roots, a.byStart, a.refs = f, make(map[int32]int32, len(f.roots)), f.names
+	for i, r := range f.roots {
+		if _, twice := a.byStart[r.start]; !twice {
+			a.byStart[r.start] = int32(i)
 		}
-		r.refs[0] = int32(len(all))
-		if vars := f.vars(*r); len(vars) > 0 {
-			// Appended in place: all has room for every reference.
-			refs := all[len(all):len(all)]
-			for _, tr := range vars {
-				refs = refs.add(a.ref(tr))
-			}
-			all = all[:len(all)+len(refs)]
-		}
-		r.refs[1] = int32(len(all))
 	}
-	a.rootRefs = all
 }
 
 // root is what the parse's walk found in e, if e is an expression it
@@ -352,11 +357,7 @@ func (a *analysis) root(e hclsyntax.Expression) (exprFacts, bool) {
 		return exprFacts{}, false
 	}
 	r := a.roots.roots[i]
-	f := exprFacts{calls: a.roots.calls(r)}
-	if r.refs[0] != r.refs[1] {
-		f.refs = a.rootRefs[r.refs[0]:r.refs[1]:r.refs[1]]
-	}
-	return f, true
+	return exprFacts{refs: a.roots.rootRefs(r), calls: a.roots.rootCalls(r)}, true
 }
 
 func (a *analysis) step(s *Step) {
