@@ -381,7 +381,8 @@ func (c *checker) attr(name string, e hcl.Expression, schema []Attr, ctx refCont
 // against typed unknowns to catch type and function errors; the value is
 // cty.NilVal when it was not evaluated.
 func (c *checker) typed(e hcl.Expression, ctx refContext, stepIdx int) (cty.Value, hcl.Diagnostics) {
-	diags := c.static(e, ctx, stepIdx)
+	f := c.analysis.of(e)
+	diags := c.staticOf(e, f, ctx, stepIdx)
 	if diags.HasErrors() {
 		return cty.NilVal, diags
 	}
@@ -389,17 +390,17 @@ func (c *checker) typed(e hcl.Expression, ctx refContext, stepIdx int) (cty.Valu
 	if stepIdx >= 0 {
 		step = c.plan.Steps[stepIdx]
 	}
-	v, ds := c.value(e, c.evalContext(step))
+	v, ds := c.value(e, f.text, c.evalContext(step))
 	return v, append(diags, ds...)
 }
 
 // value evaluates e in ctx, once for each text in each context: the same
 // text parses into the same tree, and steps of a kind repeat their
 // conditions and commands. A value that came with diagnostics is not
-// kept, so that each place reports its own.
-func (c *checker) value(e hcl.Expression, ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
-	var src []byte
-	if _, ok := e.(hclsyntax.Expression); ok {
+// kept, so that each place reports its own. src is e's text when known
+// (exprFacts.text), else read here.
+func (c *checker) value(e hcl.Expression, src []byte, ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
+	if _, ok := e.(hclsyntax.Expression); ok && src == nil {
 		src = c.source(e.Range())
 	}
 	if len(src) == 0 {
@@ -425,11 +426,15 @@ func (c *checker) value(e hcl.Expression, ctx *hcl.EvalContext) (cty.Value, hcl.
 // expressions that do not compile (in JSON syntax, the evaluation
 // reports these).
 func (c *checker) static(e hcl.Expression, ctx refContext, stepIdx int) hcl.Diagnostics {
-	f := c.analysis.of(e)
+	return c.staticOf(e, c.analysis.of(e), ctx, stepIdx)
+}
+
+// staticOf is static with what e reads and calls (analysis.of).
+func (c *checker) staticOf(e hcl.Expression, f exprFacts, ctx refContext, stepIdx int) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	levels := false
 	for _, r := range f.refs {
-		if d := c.ref(r.Traversal, ctx, stepIdx); d != nil {
+		if d := c.refFrom(r.Root, r.Traversal, ctx, stepIdx); d != nil {
 			diags = append(diags, d)
 		}
 		levels = levels || r.Root == "self" && r.Name == "levels" || r.Root == "step" && r.Attr == "levels"
@@ -753,7 +758,7 @@ func (c *checker) configKey(step *Step, names []string, attrs map[string]hcl.Exp
 		if _, native := e.(hclsyntax.Expression); !native {
 			return configKey{}
 		}
-		src := c.source(e.Range())
+		src := c.textOf(e)
 		if len(src) == 0 {
 			return configKey{}
 		}
@@ -767,6 +772,17 @@ func (c *checker) configKey(step *Step, names []string, attrs map[string]hcl.Exp
 	}
 	c.keyBuf = b
 	return configKey{ctx: c.evalContext(step), text: b}
+}
+
+// textOf is e's source text, as the parse's walk recorded it when it
+// did (exprFacts.text), without reading e again.
+func (c *checker) textOf(e hcl.Expression) []byte {
+	if se, ok := e.(hclsyntax.Expression); ok {
+		if f, ok := c.analysis.root(se); ok && f.text != nil {
+			return f.text
+		}
+	}
+	return c.source(e.Range())
 }
 
 // configKey is a decoding's context and texts; its zero value is none.

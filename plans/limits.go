@@ -396,7 +396,8 @@ func (w *treeChecker) Enter(n hclsyntax.Node) hcl.Diagnostics {
 		if w.depth == 0 {
 			w.at.refs[0], w.at.calls[0] = int32(len(w.scan.refs)), int32(len(w.scan.calls))
 			if e, ok := n.(hclsyntax.Expression); ok {
-				w.at.start = int32(e.Range().Start.Byte)
+				rng := e.Range()
+				w.at.text = [2]int32{int32(rng.Start.Byte), int32(rng.End.Byte)}
 			}
 		}
 		w.scan.enter(n)

@@ -1,6 +1,7 @@
 package plans
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -354,8 +355,8 @@ func TestRootScans(t *testing.T) {
 				refs  Refs
 				calls []*hclsyntax.FunctionCallExpr
 			}{scanned.rootRefs(root), scanned.rootCalls(root)}
-			if root.start != int32(a.Expr.Range().Start.Byte) {
-				t.Errorf("%s: the walk recorded the start %d, the expression starts at %d", a.SrcRange, root.start, a.Expr.Range().Start.Byte)
+			if got, want := scanned.rootText(root), src[a.Expr.Range().Start.Byte:a.Expr.Range().End.Byte]; !bytes.Equal(got, want) {
+				t.Errorf("%s: the walk recorded the text %q, the expression's is %q", a.SrcRange, got, want)
 			}
 			want := s.scan(a.Expr)
 			// The old way: the scan's traversals, each made a reference

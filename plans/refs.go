@@ -172,15 +172,15 @@ func (rs Refs) names(root string) []string {
 // read once.
 type analysis struct {
 	// roots is what the parse's walk scanned (nil when it did not): each
-	// attribute's expression, found by where it starts (byStart; no two
-	// attributes start at one byte), and its references. A map by the
-	// expressions themselves would be eight times byStart's size, and is
-	// made only for the few others (native).
-	roots   *fileScan
-	byStart map[int32]int32                    // start byte -> index in roots.roots
-	native  map[hclsyntax.Expression]exprFacts // by identity (each is a pointer)
-	json    map[hcl.Range]exprFacts            // by range: no two expressions analysed share one
-	scan    exprScan
+	// attribute's expression, found by its identity (byExpr: an
+	// interface's words are hashed and compared, the expression is not
+	// read), its references, calls and text. The few others are in
+	// native.
+	roots  *fileScan
+	byExpr map[hclsyntax.Expression]int32     // index in roots.roots
+	native map[hclsyntax.Expression]exprFacts // by identity (each is a pointer)
+	json   map[hcl.Range]exprFacts            // by range: no two expressions analysed share one
+	scan   exprScan
 	// refs holds the references read so far by their source text: a plan
 	// repeats the same few many times, and the same text makes the same
 	// reference, its place aside.
@@ -190,9 +190,13 @@ type analysis struct {
 
 // exprFacts is what one expression reads and calls; calls is nil for an
 // expression in JSON syntax, whose evaluation reports unknown functions.
+// text is its source text where the parse's walk recorded it (root), so
+// that the check finds its value by text (checker.value) without
+// reading the expression again; nil elsewhere.
 type exprFacts struct {
 	refs  Refs
 	calls []*hclsyntax.FunctionCallExpr
+	text  []byte
 }
 
 // of returns what e reads and calls, analysing it now if it was not (a
@@ -338,11 +342,9 @@ func analyse(p *Plan, source func(hcl.Range) []byte, roots *fileScan) *analysis 
 // scanned (parseScanned), made there; references read later share their
 // names.
 func (a *analysis) scanned(f *fileScan) {
-	a.roots, a.byStart, a.refs = f, make(map[int32]int32, len(f.roots)), f.names
+	a.roots, a.byExpr, a.refs = f, make(map[hclsyntax.Expression]int32, len(f.roots)), f.names
 	for i, r := range f.roots {
-		if _, twice := a.byStart[r.start]; !twice {
-			a.byStart[r.start] = int32(i)
-		}
+		a.byExpr[r.expr] = int32(i)
 	}
 }
 
@@ -352,12 +354,12 @@ func (a *analysis) root(e hclsyntax.Expression) (exprFacts, bool) {
 	if a.roots == nil {
 		return exprFacts{}, false
 	}
-	i, ok := a.byStart[int32(e.Range().Start.Byte)]
-	if !ok || a.roots.roots[i].expr != e {
+	i, ok := a.byExpr[e]
+	if !ok {
 		return exprFacts{}, false
 	}
 	r := a.roots.roots[i]
-	return exprFacts{refs: a.roots.rootRefs(r), calls: a.roots.rootCalls(r)}, true
+	return exprFacts{refs: a.roots.rootRefs(r), calls: a.roots.rootCalls(r), text: a.roots.rootText(r)}, true
 }
 
 func (a *analysis) step(s *Step) {
@@ -457,7 +459,12 @@ func attrAt(tr hcl.Traversal, i int) (string, bool) {
 }
 
 func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagnostic {
-	root := tr.RootName()
+	return c.refFrom(tr.RootName(), tr, ctx, stepIdx)
+}
+
+// refFrom is ref with tr's root name given: a Ref holds it, where tr's
+// first step may not have been read since the parse.
+func (c *checker) refFrom(root string, tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagnostic {
 	errd := func(summary, detail string) *hcl.Diagnostic {
 		// The range is found only for a diagnostic: most references are
 		// fine, and one kept for the closure would be allocated each time.

@@ -123,13 +123,18 @@ type fileScan struct {
 	src   []byte
 }
 
-// rootScan is one attribute's expression, where it starts (so that it
-// is found without reading it again), and where its finds are in its
-// fileScan's.
+// rootScan is one attribute's expression, its range in the source (so
+// that its text is found without reading it again), and where its finds
+// are in its fileScan's.
 type rootScan struct {
 	expr        hclsyntax.Expression
-	start       int32
+	text        [2]int32 // start and end byte
 	refs, calls [2]int32
+}
+
+// rootText is r's source text (decoder.source of its range).
+func (f *fileScan) rootText(r rootScan) []byte {
+	return f.text(int(r.text[0]), int(r.text[1]))
 }
 
 func (f *fileScan) rootRefs(r rootScan) Refs {
@@ -151,10 +156,11 @@ func (f *fileScan) rootCalls(r rootScan) []*hclsyntax.FunctionCallExpr {
 func (f *fileScan) enter(n hclsyntax.Node) {
 	switch n := n.(type) {
 	case *hclsyntax.ScopeTraversalExpr:
-		if f.scoped(n.Traversal.RootName()) {
+		if len(f.scopes) > 0 && f.scoped(n.Traversal.RootName()) {
 			return
 		}
-		f.refs = append(f.refs, sharedRef(n.Traversal, f.text(n.Traversal.SourceRange()), f.names))
+		rng := n.Traversal.SourceRange()
+		f.refs = append(f.refs, sharedRef(n.Traversal, f.text(rng.Start.Byte, rng.End.Byte), f.names))
 	case *hclsyntax.FunctionCallExpr:
 		f.calls = append(f.calls, n)
 	case hclsyntax.ChildScope:
@@ -168,12 +174,13 @@ func (f *fileScan) exit(n hclsyntax.Node) {
 	}
 }
 
-// text is src at rng (decoder.source: the file's ranges are src's).
-func (f *fileScan) text(rng hcl.Range) []byte {
-	if rng.Start.Byte < 0 || rng.End.Byte > len(f.src) || rng.Start.Byte > rng.End.Byte {
+// text is src from byte start to end, as decoder.source reads it: the
+// file's ranges are src's.
+func (f *fileScan) text(start, end int) []byte {
+	if start < 0 || end > len(f.src) || start > end {
 		return nil
 	}
-	return f.src[rng.Start.Byte:rng.End.Byte]
+	return f.src[start:end]
 }
 
 // scoped tells whether name is one a for expression around declares.
