@@ -434,7 +434,7 @@ func (c *checker) staticOf(e hcl.Expression, f exprFacts, ctx refContext, stepId
 	var diags hcl.Diagnostics
 	levels := false
 	for _, r := range f.refs {
-		if d := c.refFrom(r.Root, r.Traversal, ctx, stepIdx); d != nil {
+		if d := c.refFrom(r, ctx, stepIdx); d != nil {
 			diags = append(diags, d)
 		}
 		levels = levels || r.Root == "self" && r.Name == "levels" || r.Root == "step" && r.Attr == "levels"

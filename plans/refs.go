@@ -459,12 +459,18 @@ func attrAt(tr hcl.Traversal, i int) (string, bool) {
 }
 
 func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagnostic {
-	return c.refFrom(tr.RootName(), tr, ctx, stepIdx)
+	// Its names are shared by its source text as the analysis's are: a
+	// probe's step = step.launch.NAME, or a splat's traversal made whole
+	// (splatRefs), which no traversal the parse made can share.
+	return c.refFrom(c.analysis.ref(tr), ctx, stepIdx)
 }
 
-// refFrom is ref with tr's root name given: a Ref holds it, where tr's
-// first step may not have been read since the parse.
-func (c *checker) refFrom(root string, tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagnostic {
+// refFrom is ref of a reference made: what it names is read from its
+// names (refOf's, from the same traversal), not from the traversal,
+// whose steps past the first and the last have not been read since the
+// parse.
+func (c *checker) refFrom(r Ref, ctx refContext, stepIdx int) *hcl.Diagnostic {
+	root, tr := r.Root, r.Traversal
 	errd := func(summary, detail string) *hcl.Diagnostic {
 		// The range is found only for a diagnostic: most references are
 		// fine, and one kept for the closure would be allocated each time.
@@ -477,8 +483,8 @@ func (c *checker) refFrom(root string, tr hcl.Traversal, ctx refContext, stepIdx
 	}
 	switch root {
 	case "var":
-		name, ok := attrAt(tr, 1)
-		if !ok {
+		name := r.Name
+		if name == "" {
 			return errd("Invalid reference", "Write var.NAME to refer to a variable.")
 		}
 		if c.vars[name] == nil {
@@ -486,8 +492,8 @@ func (c *checker) refFrom(root string, tr hcl.Traversal, ctx refContext, stepIdx
 				fmt.Sprintf("There is no variable named %q.%s Declare it with a variable %q block, or fix the name.", name, didYouMean(name, keys(c.vars)), name))
 		}
 	case "local":
-		name, ok := attrAt(tr, 1)
-		if !ok {
+		name := r.Name
+		if name == "" {
 			return errd("Invalid reference", "Write local.NAME to refer to a local value.")
 		}
 		if ctx == ctxValidation {
@@ -498,8 +504,8 @@ func (c *checker) refFrom(root string, tr hcl.Traversal, ctx refContext, stepIdx
 				fmt.Sprintf("There is no local named %q.%s Define it in a locals block, or fix the name.", name, didYouMean(name, keys(c.locals))))
 		}
 	case "target":
-		name, ok := attrAt(tr, 1)
-		if !ok {
+		name := r.Name
+		if name == "" {
 			return errd("Invalid reference", "Write target.NAME to refer to a target.")
 		}
 		if ctx < ctxAction {
@@ -516,9 +522,10 @@ func (c *checker) refFrom(root string, tr hcl.Traversal, ctx refContext, stepIdx
 		if ctx < ctxAction {
 			return errd("Invalid reference", "step outputs exist only while the plan runs; variables, locals and targets cannot use them.")
 		}
-		kind, ok1 := attrAt(tr, 1)
-		name, ok2 := attrAt(tr, 2)
-		if !ok1 || !ok2 {
+		// Name is KIND.NAME when both are attributes (refOf); a kind
+		// is a name, without a dot.
+		kind, name, ok := strings.Cut(r.Name, ".")
+		if !ok {
 			return errd("Invalid reference", "Write step.KIND.NAME.ATTR to refer to an earlier step's outputs, e.g. step.run.build.stdout.")
 		}
 		k := c.lang.StepKind(kind)
@@ -548,11 +555,11 @@ func (c *checker) refFrom(root string, tr hcl.Traversal, ctx refContext, stepIdx
 		if c.targets[c.plan.Steps[idx].Target].Fleet() {
 			return c.fleetStepRef(tr, addr, errd)
 		}
-		if attr, ok := attrAt(tr, 3); ok && k.Output(attr) == nil {
+		if attr := r.Attr; attr != "" && k.Output(attr) == nil {
 			return errd("Unsupported attribute", c.outputsDetail(article(kind)+" "+kind+" step", attr, k.Self))
 		} else if attr == "metrics" {
 			return c.metricRef(tr, 4, c.plan.Steps[idx], "step."+addr, false, errd)
-		} else if i, ok := levelMetrics(tr, 3); ok {
+		} else if i, ok := levelMetricsOf(attr, tr, 3); ok {
 			return c.metricRef(tr, i, c.plan.Steps[idx], "step."+addr, true, errd)
 		}
 	case "self":
@@ -567,8 +574,8 @@ func (c *checker) refFrom(root string, tr hcl.Traversal, ctx refContext, stepIdx
 			return errd("Invalid reference",
 				fmt.Sprintf("%s %s step takes no action, so it has no self outputs. Observe state with a probe block and refer to probe.NAME.ATTR.", article(step.Kind), step.Kind))
 		}
-		attr, ok := attrAt(tr, 1)
-		if !ok {
+		attr := r.Name
+		if attr == "" {
 			return errd("Invalid reference", "Write self.ATTR, e.g. self.exit_code.")
 		}
 		if ctx < ctxProbe {
@@ -581,12 +588,12 @@ func (c *checker) refFrom(root string, tr hcl.Traversal, ctx refContext, stepIdx
 		if attr == "metrics" {
 			return c.metricRef(tr, 2, step, "self", false, errd)
 		}
-		if i, ok := levelMetrics(tr, 1); ok {
+		if i, ok := levelMetricsOf(attr, tr, 1); ok {
 			return c.metricRef(tr, i, step, "self", true, errd)
 		}
 	case "probe":
-		name, ok := attrAt(tr, 1)
-		if !ok {
+		name := r.Name
+		if name == "" {
 			return errd("Invalid reference", "Write probe.NAME.ATTR, e.g. probe.health.status.")
 		}
 		if ctx != ctxCheck {
@@ -613,7 +620,7 @@ func (c *checker) refFrom(root string, tr hcl.Traversal, ctx refContext, stepIdx
 		if k == nil {
 			return nil
 		}
-		if attr, ok := attrAt(tr, 2); ok && k.Output(attr) == nil {
+		if attr := r.Attr; attr != "" && k.Output(attr) == nil {
 			return errd("Unsupported attribute", c.outputsDetail(article(probe.Kind)+" "+probe.Kind+" probe", attr, k.Outputs))
 		}
 	default:
@@ -623,11 +630,11 @@ func (c *checker) refFrom(root string, tr hcl.Traversal, ctx refContext, stepIdx
 	return nil
 }
 
-// levelMetrics finds where tr names a level's metric, tr[at] being the
-// step's attribute: levels[N].metrics.NAME (a splat, levels[*], comes as
-// an index from splatRefs) or best.metrics.NAME; i is NAME's place.
-func levelMetrics(tr hcl.Traversal, at int) (i int, ok bool) {
-	attr, _ := attrAt(tr, at)
+// levelMetricsOf finds where tr names a level's metric, tr[at] being the
+// step's attribute, named attr ("" when it is not an attribute):
+// levels[N].metrics.NAME (a splat, levels[*], comes as an index from
+// splatRefs) or best.metrics.NAME; i is NAME's place.
+func levelMetricsOf(attr string, tr hcl.Traversal, at int) (i int, ok bool) {
 	switch attr {
 	case "levels":
 		if len(tr) > at+1 {
