@@ -57,6 +57,21 @@ type checker struct {
 	values   map[*hcl.EvalContext]map[string]cty.Value // by source text
 	configs  map[*hcl.EvalContext]map[string]decoded   // by configKey
 	keyBuf   []byte                                    // configKey's
+
+	// the values of the attributes of the step, load or probe being
+	// checked, for its config: cleared for each (scratch), as nothing
+	// keeps them (configKey reads them, decodeConfig copies them into
+	// its config)
+	stepVals, loadVals, probeAttrVals map[string]cty.Value
+}
+
+// scratch is *m emptied, made when it is nil.
+func scratch(m *map[string]cty.Value) map[string]cty.Value {
+	if *m == nil {
+		*m = map[string]cty.Value{}
+	}
+	clear(*m)
+	return *m
 }
 
 func (d *decoder) check() hcl.Diagnostics {
@@ -616,7 +631,7 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 	// typed unknowns, then decoded with the run's decoder (the kind's
 	// config): what validates runs. Target, command and progress are
 	// checked on their own below.
-	vals := map[string]cty.Value{}
+	vals := scratch(&c.stepVals)
 	for _, name := range attrNames(s.Attrs, &s.names) {
 		switch name {
 		case "target", "command", "progress":
@@ -630,7 +645,7 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 	}
 	var cfg steps.Config
 	if kind != nil {
-		dec := c.decodeConfig(c.configKey(s, s.names, s.Attrs, vals, "step", s.Kind), vals, func() any { return kind.Kind.Defaults() })
+		dec := c.decodeConfig(c.configKey(s, s.names, s.Attrs, vals, "step", s.Kind), func() map[string]cty.Value { return vals }, func() any { return kind.Kind.Defaults() })
 		cfg, _ = dec.cfg.(steps.Config)
 		diags = append(diags, c.config(s.Attrs, dec.errs, s.DeclRange)...)
 	}
@@ -679,7 +694,7 @@ func (c *checker) checkLoad(i int, l *Load) hcl.Diagnostics {
 	if k != nil {
 		attrs = k.Attrs
 	}
-	vals := map[string]cty.Value{}
+	vals := scratch(&c.loadVals)
 	for _, name := range attrNames(l.Attrs, &l.names) {
 		v, ds := c.attr(name, l.Attrs[name], attrs, ctxAction, i)
 		diags = append(diags, ds...)
@@ -688,7 +703,7 @@ func (c *checker) checkLoad(i int, l *Load) hcl.Diagnostics {
 		}
 	}
 	if k != nil && k.Defaults != nil && !diags.HasErrors() {
-		dec := c.decodeConfig(c.configKey(c.plan.Steps[i], l.names, l.Attrs, vals, "load", l.Kind), vals, func() any { return k.Defaults() })
+		dec := c.decodeConfig(c.configKey(c.plan.Steps[i], l.names, l.Attrs, vals, "load", l.Kind), func() map[string]cty.Value { return vals }, func() any { return k.Defaults() })
 		diags = append(diags, c.config(l.Attrs, dec.errs, l.DeclRange)...)
 	}
 	return diags
@@ -701,7 +716,7 @@ func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {
 	if kind != nil {
 		attrs = kind.Attrs
 	}
-	vals := map[string]cty.Value{}
+	vals := scratch(&c.probeAttrVals)
 	for _, name := range attrNames(p.Attrs, &p.names) {
 		e := p.Attrs[name]
 		if p.Kind == "exec" && name == "command" {
@@ -730,7 +745,7 @@ func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {
 	if kind != nil && kind.Defaults != nil {
 		// ProbeValues sets step and since from the probe's own fields.
 		key := c.configKey(s, p.names, p.Attrs, vals, "probe", p.Kind, p.Step, p.Since)
-		dec := c.decodeConfig(key, ProbeValues(p, vals), func() any { return kind.Defaults() })
+		dec := c.decodeConfig(key, func() map[string]cty.Value { return ProbeValues(p, vals) }, func() any { return kind.Defaults() })
 		diags = append(diags, c.config(p.Attrs, dec.errs, p.DeclRange)...)
 	}
 	return diags
@@ -799,17 +814,18 @@ type decoded struct {
 	errs []error
 }
 
-// decodeConfig decodes vals into the config defaults makes, with the
-// decoder the run uses (schema.Decode and the config's Check), so that
-// what validates runs: once for each key, as steps of a kind repeat their
-// attributes (and a probe's Check encodes its JSON body each time).
-func (c *checker) decodeConfig(key configKey, vals map[string]cty.Value, defaults func() any) decoded {
+// decodeConfig decodes the values vals makes into the config defaults
+// makes, with the decoder the run uses (schema.Decode and the config's
+// Check), so that what validates runs: once for each key, as steps of a
+// kind repeat their attributes (and a probe's Check encodes its JSON
+// body each time). vals is called only to decode.
+func (c *checker) decodeConfig(key configKey, vals func() map[string]cty.Value, defaults func() any) decoded {
 	byText := c.configs[key.ctx]
 	if d, ok := byText[string(key.text)]; ok && key.ctx != nil {
 		return d
 	}
 	cfg := defaults()
-	d := decoded{cfg: cfg, errs: schema.Errors(schema.DecodeChecked(vals, cfg))}
+	d := decoded{cfg: cfg, errs: schema.Errors(schema.DecodeChecked(vals(), cfg))}
 	if key.ctx != nil {
 		if byText == nil {
 			byText = map[string]decoded{}
