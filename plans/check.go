@@ -63,6 +63,7 @@ type checker struct {
 	// keeps them (configKey reads them, decodeConfig copies them into
 	// its config)
 	stepVals, loadVals, probeAttrVals map[string]cty.Value
+	parts                             []steps.Part // the blocks of the shape of the step checked last
 }
 
 // scratch is *m emptied, made when it is nil.
@@ -682,7 +683,11 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 	if cfg == nil {
 		return diags
 	}
-	return append(diags, cfg.Static(s.Shape())...)
+	sh := s.shape(c.parts)
+	if sh.Blocks != nil {
+		c.parts = sh.Blocks
+	}
+	return append(diags, cfg.Static(sh)...)
 }
 
 // checkLoad checks a load block's attributes, then decodes them with the
