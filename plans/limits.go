@@ -350,12 +350,32 @@ func checkTree(node hclsyntax.Node) hcl.Diagnostics {
 // order of the walk, for the analysis of the plan. src is the text node
 // was parsed from.
 func checkAndBound(node hclsyntax.Node, src []byte) (*fileScan, hcl.Diagnostics) {
-	// Every attribute has an equals sign: a few more are operators.
-	attrs := bytes.Count(src, []byte{'='})
+	attrs := equalsSigns(src)
 	f := &fileScan{roots: make([]rootScan, 0, attrs), refs: make(Refs, 0, attrs), names: map[string]*refNames{}, src: src}
 	w := &treeChecker{ops: map[*hclsyntax.Operation]*hclsyntax.Operation{}, scan: f, src: src}
 	diags := w.run(node)
 	return f, diags
+}
+
+// equalsSigns counts the equals signs of src that are not part of an
+// operator (==, !=, <=, >=, =>): every attribute has one, so the count is
+// at least the attributes', and a plan's references are about as many.
+// (Counting every sign sized for half as many again in a long plan: its
+// conditions compare.)
+func equalsSigns(src []byte) int {
+	n := 0
+	for i := bytes.IndexByte(src, '='); i >= 0; {
+		lone := (i == 0 || !strings.ContainsRune("=!<>", rune(src[i-1]))) && (i+1 == len(src) || src[i+1] != '=' && src[i+1] != '>')
+		if lone {
+			n++
+		}
+		j := bytes.IndexByte(src[i+1:], '=')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return n
 }
 
 // walkTree checks node, and binds its arithmetic as it goes when ops (the

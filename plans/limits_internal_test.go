@@ -346,6 +346,9 @@ func TestRootScans(t *testing.T) {
 		if n := len(scanned.roots); len(byExpr) != n || n != len(attrs) {
 			t.Fatalf("%s: %d roots recorded (%d distinct) for %d attributes", src, n, len(byExpr), len(attrs))
 		}
+		if n := equalsSigns(src); n < len(attrs) {
+			t.Errorf("%s: %d equals signs counted for %d attributes", src, n, len(attrs))
+		}
 		for _, a := range attrs {
 			root, ok := byExpr[a.Expr]
 			if !ok {

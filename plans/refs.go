@@ -186,6 +186,8 @@ type analysis struct {
 	// reference, its place aside.
 	refs   map[string]*refNames
 	source func(hcl.Range) []byte // the plan's text at a range, nil when elsewhere
+
+	checked []Refs // analysis.step's, for each step in turn
 }
 
 // exprFacts is what one expression reads and calls; calls is nil for an
@@ -409,9 +411,9 @@ func (a *analysis) step(s *Step) {
 		}
 	}
 	// What the conditions and progress read (the checked references),
-	// in their order: of the probes, each gathers only that.
-	checked := make([]Refs, 0, 1+2*(len(s.Postconditions)+len(s.AbortIfs)))
-	checked = append(checked, s.AttrRefs["progress"])
+	// in their order: of the probes, each gathers only that. The list is
+	// the analysis's, kept for the next step: probeReads keeps none of it.
+	checked := append(a.checked[:0], s.AttrRefs["progress"])
 	for _, cs := range [][]*Condition{s.Postconditions, s.AbortIfs} {
 		for _, c := range cs {
 			checked = append(checked, c.Refs, c.MessageRefs)
@@ -429,6 +431,8 @@ func (a *analysis) step(s *Step) {
 	for _, p := range s.Probes {
 		p.Reads = probeReads(p.Name, checked)
 	}
+	clear(checked) // it held the step's references: none is kept past it
+	a.checked = checked
 }
 
 // probeReads is the outputs of probe name the checked references read,
