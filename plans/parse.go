@@ -145,10 +145,33 @@ func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
 	for _, b := range d.lang.Blocks {
 		schema.Blocks = append(schema.Blocks, hcl.BlockHeaderSchema{Type: b.Type, LabelNames: lower(b.Labels)})
 	}
-	content, diags := bodyContent(body, schema)
-	nSteps := 0
-	for _, block := range content.Blocks {
-		if block.Type == "step" {
+	// A body in native syntax that holds only blocks of the language, as
+	// every valid plan does, is read block by block from its syntax tree
+	// into one hcl.Block, which no decoder keeps (bodyContent would make
+	// an array of them: a long plan has thousands).
+	sb := nativeBody(body, schema)
+	var blocks hcl.Blocks
+	var diags hcl.Diagnostics
+	if sb == nil {
+		var content *hcl.BodyContent
+		content, diags = body.Content(schema)
+		blocks = content.Blocks
+	}
+	nBlocks, nSteps := len(blocks), 0
+	if sb != nil {
+		nBlocks = len(sb.Blocks)
+	}
+	one := new(hcl.Block)
+	blockAt := func(i int) *hcl.Block {
+		if sb == nil {
+			return blocks[i]
+		}
+		b := sb.Blocks[i]
+		*one = hcl.Block{Type: b.Type, Labels: b.Labels, Body: b.Body, DefRange: b.DefRange(), TypeRange: b.TypeRange, LabelRanges: b.LabelRanges}
+		return one
+	}
+	for i := range nBlocks {
+		if sb != nil && sb.Blocks[i].Type == "step" || sb == nil && blocks[i].Type == "step" {
 			nSteps++
 		}
 	}
@@ -157,7 +180,7 @@ func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
 	// {"variable", "x"} or {"step", "run", "x"} -> first declaration's
 	// range, in what it declared (a range a map holds by value would
 	// double the map of a long plan's steps)
-	seen := make(map[[3]string]*hcl.Range, len(content.Blocks))
+	seen := make(map[[3]string]*hcl.Range, nBlocks)
 	dup := func(kind string, names [2]string, rng *hcl.Range, subject hcl.Range) bool {
 		key := [3]string{kind, names[0], names[1]}
 		if first, ok := seen[key]; ok {
@@ -177,7 +200,8 @@ func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
 		return false
 	}
 
-	for _, block := range content.Blocks {
+	for i := range nBlocks {
+		block := blockAt(i)
 		switch block.Type {
 		case "plan":
 			if d.planRange != nil {
