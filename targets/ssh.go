@@ -295,7 +295,7 @@ func (s *SSH) exec(ctx context.Context, what, script string, stdout, stderr io.W
 	c.commandRan.Store(true)
 	go func() {
 		// A write waits for the host to read; a closed channel ends it.
-		_, _ = io.WriteString(ch, script)
+		_, _ = io.WriteString(ch, script+"\n"+scriptEnd+"\n")
 		_ = ch.CloseWrite()
 	}()
 
@@ -407,11 +407,24 @@ done
 // stdinScript reads a script from stdin to its end and runs it in the
 // shell that reads it, so that the script is in no process's argv. The
 // dot keeps the script's trailing newlines, which $(...) would drop.
-// The variable is unset before the script runs, in the same eval.
+// The script comes followed by scriptEnd's line: stdin ends early when
+// the connection drops mid-write (sshd closes the pipe), and a script
+// cut short is never run (its first lines alone could do anything). The
+// variables are unset before the script runs, in the same eval.
 const stdinScript = `lockstep_script=$(cat; echo .)
-eval "unset lockstep_script
-${lockstep_script%.}"
+lockstep_body=${lockstep_script%"
+` + scriptEnd + `
+."}
+if [ "$lockstep_body" = "$lockstep_script" ]; then
+	echo "lockstep: the command's script came cut short (the connection dropped?): not run" >&2
+	exit 125
+fi
+eval "unset lockstep_script lockstep_body
+${lockstep_body}"
 `
+
+// scriptEnd is the line written after a script stdinScript reads.
+const scriptEnd = "lockstep-script-end"
 
 // pgidMark starts the line a Run's shell writes first on stderr: its pid,
 // which is its session's process group.

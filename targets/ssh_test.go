@@ -1670,3 +1670,45 @@ fi
 		}
 	})
 }
+
+// TestStdinScriptRunsOnlyWhole feeds the shell a Run's script the way
+// sshd does, whole and cut short (the connection dropped mid-write):
+// the whole one runs as written, trailing newlines and all; of one cut
+// short not a line runs.
+func TestStdinScriptRunsOnlyWhole(t *testing.T) {
+	dir := t.TempDir()
+	ran := filepath.Join(dir, "ran")
+	script := "touch " + ran + "\nprintf '%s|' \"$lockstep_script$lockstep_body\" a\nprintf 'x\\n\\n'\n\n\n"
+	whole := script + "\n" + scriptEnd + "\n"
+	run := func(stdin string) (string, string, int) {
+		cmd := exec.Command("/bin/sh", "-c", stdinScript)
+		cmd.Stdin = strings.NewReader(stdin)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), errb.String(), code
+	}
+	out, errs, code := run(whole)
+	if code != 0 || out != "|a|x\n\n" || errs != "" {
+		t.Fatalf("the whole script: exit %d, stdout %q, stderr %q; want 0, %q (its variables unset), nothing", code, out, errs, "|a|x\n\n")
+	}
+	if _, err := os.Stat(ran); err != nil {
+		t.Fatalf("the whole script did not run: %v", err)
+	}
+	os.Remove(ran)
+	for _, cut := range []int{0, len(script) / 2, len(script), len(whole) - 2, len(whole) - 1} {
+		out, errs, code := run(whole[:cut])
+		if code != 125 || out != "" || !strings.Contains(errs, "came cut short") {
+			t.Errorf("cut at %d of %d bytes: exit %d, stdout %q, stderr %q; want 125, nothing, the reason", cut, len(whole), code, out, errs)
+		}
+		if _, err := os.Stat(ran); err == nil {
+			t.Fatalf("cut at %d of %d bytes: the script's first line ran", cut, len(whole))
+		}
+	}
+}
