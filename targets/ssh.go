@@ -292,7 +292,7 @@ func (s *SSH) exec(ctx context.Context, what, script string, stdout, stderr io.W
 	// sshd turned Nagle off on the connection before it ran the command
 	// (as for a worker): a Dial after this needs no worker for it, which
 	// would cost each host of a fleet a session of its own.
-	c.commandRan.Store(true)
+	c.commandsRan()
 	go func() {
 		// A write waits for the host to read; a closed channel ends it.
 		_, _ = io.WriteString(ch, script+"\n"+scriptEnd+"\n")

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+	"golang.org/x/sys/unix"
 	"lockstep/targets/sshtest"
 )
 
@@ -1750,5 +1751,41 @@ func TestSSHRunLooksUnderChurn(t *testing.T) {
 	}
 	if ms, err := Leftovers(ctx, s, res); err != nil || len(ms) != 1 {
 		t.Errorf("leftovers %+v, %v; want the sleep", ms, err)
+	}
+}
+
+// Until sshd has run a command on the connection (and turned Nagle off),
+// the connection ACKs what it reads at once: sshd's small packets would
+// otherwise wait on Linux's delayed ACK, 40 ms, the first session's open
+// among them. Once a command ran, it ACKs as TCP does.
+func TestSSHAcksAtOnceUntilACommandRan(t *testing.T) {
+	srv := sshtest.StartSSHD(t)
+	s := testSSH(t, srv)
+	ctx := ctxFor(t, time.Minute)
+	c, err := s.connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.acks == nil {
+		t.Fatal("a direct connection has no quick ACKs")
+	}
+	quick := func() int {
+		var v int
+		var gerr error
+		if err := c.acks.raw.Control(func(fd uintptr) {
+			v, gerr = unix.GetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_QUICKACK)
+		}); err != nil || gerr != nil {
+			t.Fatal(err, gerr)
+		}
+		return v
+	}
+	if c.acks.done.Load() || quick() != 1 {
+		t.Fatalf("after the handshake: done %v, TCP_QUICKACK %d; want quick ACKs", c.acks.done.Load(), quick())
+	}
+	if _, err := s.Run(ctx, Command{Line: "true"}); err != nil {
+		t.Fatal(err)
+	}
+	if !c.acks.done.Load() {
+		t.Fatal("a command ran, and the connection still sets TCP_QUICKACK after every read")
 	}
 }
