@@ -98,8 +98,11 @@ run_plan() {
 	: >"$out"
 	coproc LS { exec /usr/bin/time -f '%U %S' -o "$dir/run.time" "$lockstep" run "$plan" --json --records "$dir/records" \
 		-var "url=$url" -var "concurrency=$conns" -var "duration=${secs}s" 2>"$dir/run.err"; }
-	local pid=$LS_PID
-	while IFS= read -r line <&"${LS[0]}"; do
+	local pid=$LS_PID fd
+	# bash unsets LS once the coprocess has exited, which it may do
+	# before its last lines are read: read from a copy of its stdout.
+	exec {fd}<&"${LS[0]}"
+	while IFS= read -r line <&"$fd"; do
 		printf '%s\n' "$line" >>"$out"
 		case $line in
 		'{"type":"step_started"'*'"addr":"benchmark.load"'*)
@@ -108,6 +111,7 @@ run_plan() {
 			cpu0=$(cpu_ms "$child") ;;
 		esac
 	done
+	exec {fd}<&-
 	wait "$pid" || rc=$?
 	if [ $rc -ne 0 ]; then
 		echo "bench: lockstep run $plan failed:" >&2

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+	"golang.org/x/sys/unix"
 	"lockstep/targets/sshtest"
 )
 
@@ -1170,9 +1171,10 @@ func TestSSHRunLooksAsItEnds(t *testing.T) {
 		{name: "exec", line: "exec true"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// The look gives up ("unknown", and Members looks) after
-			// five rounds of processes of others ending under it, which
-			// a busy host can make: a few tries give it quiet.
+			// The look could give up ("unknown", and Members looks)
+			// when processes of others ended under its rounds, which a
+			// busy host makes; it now greps all of /proc itself then
+			// (TestSSHRunLooksUnderChurn), but a few tries cost nothing.
 			for try := 0; ; try++ {
 				res, err := s.Run(ctx, Command{Line: tc.line})
 				if err != nil {
@@ -1669,4 +1671,121 @@ fi
 			t.Fatalf("the worker's shell (pid %d) runs on after Close returned", pid)
 		}
 	})
+}
+
+// TestStdinScriptRunsOnlyWhole feeds the shell a Run's script the way
+// sshd does, whole and cut short (the connection dropped mid-write):
+// the whole one runs as written, trailing newlines and all; of one cut
+// short not a line runs.
+func TestStdinScriptRunsOnlyWhole(t *testing.T) {
+	dir := t.TempDir()
+	ran := filepath.Join(dir, "ran")
+	script := "touch " + ran + "\nprintf '%s|' \"$lockstep_script$lockstep_body\" a\nprintf 'x\\n\\n'\n\n\n"
+	whole := script + "\n" + scriptEnd + "\n"
+	run := func(stdin string) (string, string, int) {
+		cmd := exec.Command("/bin/sh", "-c", stdinScript)
+		cmd.Stdin = strings.NewReader(stdin)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), errb.String(), code
+	}
+	out, errs, code := run(whole)
+	if code != 0 || out != "|a|x\n\n" || errs != "" {
+		t.Fatalf("the whole script: exit %d, stdout %q, stderr %q; want 0, %q (its variables unset), nothing", code, out, errs, "|a|x\n\n")
+	}
+	if _, err := os.Stat(ran); err != nil {
+		t.Fatalf("the whole script did not run: %v", err)
+	}
+	os.Remove(ran)
+	for _, cut := range []int{0, len(script) / 2, len(script), len(whole) - 2, len(whole) - 1} {
+		out, errs, code := run(whole[:cut])
+		if code != 125 || out != "" || !strings.Contains(errs, "came cut short") {
+			t.Errorf("cut at %d of %d bytes: exit %d, stdout %q, stderr %q; want 125, nothing, the reason", cut, len(whole), code, out, errs)
+		}
+		if _, err := os.Stat(ran); err == nil {
+			t.Fatalf("cut at %d of %d bytes: the script's first line ran", cut, len(whole))
+		}
+	}
+}
+
+// On a busy host, processes of others end under every round of a Run's
+// look (a fleet's hosts sharing one process table did so in 45 of 50
+// looks): the look then greps every process for the mark itself, and
+// still says what it found, with no call after it.
+func TestSSHRunLooksUnderChurn(t *testing.T) {
+	srv := sshtest.StartSSHD(t, "SetEnv SHLVL=1")
+	s := testSSH(t, srv)
+	ctx := ctxFor(t, time.Minute)
+	// Short-lived processes of somebody else's, on the host's (this
+	// machine's) process table, as fast as two shells make them.
+	for range 2 {
+		churn := exec.Command("/bin/sh", "-c", "while :; do /bin/true; done")
+		if err := churn.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { churn.Process.Kill(); churn.Wait() })
+	}
+	for i := range 5 {
+		res, err := s.Run(ctx, Command{Line: "true"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.LeftNothing {
+			t.Errorf("run %d of true: the look left it to Members; want it to say nothing was left", i)
+		}
+	}
+	res, err := s.Run(ctx, Command{Line: "sleep 42.6 >/dev/null 2>&1 &"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop(context.Background(), res.Owned(), 0) })
+	if res.LeftNothing {
+		t.Errorf("the look says a command that left a sleep left nothing")
+	}
+	if ms, err := Leftovers(ctx, s, res); err != nil || len(ms) != 1 {
+		t.Errorf("leftovers %+v, %v; want the sleep", ms, err)
+	}
+}
+
+// Until sshd has run a command on the connection (and turned Nagle off),
+// the connection ACKs what it reads at once: sshd's small packets would
+// otherwise wait on Linux's delayed ACK, 40 ms, the first session's open
+// among them. Once a command ran, it ACKs as TCP does.
+func TestSSHAcksAtOnceUntilACommandRan(t *testing.T) {
+	srv := sshtest.StartSSHD(t)
+	s := testSSH(t, srv)
+	ctx := ctxFor(t, time.Minute)
+	c, err := s.connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.acks == nil {
+		t.Fatal("a direct connection has no quick ACKs")
+	}
+	quick := func() int {
+		var v int
+		var gerr error
+		if err := c.acks.raw.Control(func(fd uintptr) {
+			v, gerr = unix.GetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_QUICKACK)
+		}); err != nil || gerr != nil {
+			t.Fatal(err, gerr)
+		}
+		return v
+	}
+	if c.acks.done.Load() || quick() != 1 {
+		t.Fatalf("after the handshake: done %v, TCP_QUICKACK %d; want quick ACKs", c.acks.done.Load(), quick())
+	}
+	if _, err := s.Run(ctx, Command{Line: "true"}); err != nil {
+		t.Fatal(err)
+	}
+	if !c.acks.done.Load() {
+		t.Fatal("a command ran, and the connection still sets TCP_QUICKACK after every read")
+	}
 }

@@ -205,6 +205,7 @@ func (c *sshConn) startWorker(ctx context.Context) (*worker, error) {
 		sess.Close()
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
+	c.commandsRan()
 	return w, nil
 }
 
