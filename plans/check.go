@@ -57,6 +57,22 @@ type checker struct {
 	values   map[*hcl.EvalContext]map[string]cty.Value // by source text
 	configs  map[*hcl.EvalContext]map[string]decoded   // by configKey
 	keyBuf   []byte                                    // configKey's
+
+	// the values of the attributes of the step, load or probe being
+	// checked, for its config: cleared for each (scratch), as nothing
+	// keeps them (configKey reads them, decodeConfig copies them into
+	// its config)
+	stepVals, loadVals, probeAttrVals map[string]cty.Value
+	parts                             []steps.Part // the blocks of the shape of the step checked last
+}
+
+// scratch is *m emptied, made when it is nil.
+func scratch(m *map[string]cty.Value) map[string]cty.Value {
+	if *m == nil {
+		*m = map[string]cty.Value{}
+	}
+	clear(*m)
+	return *m
 }
 
 func (d *decoder) check() hcl.Diagnostics {
@@ -381,7 +397,8 @@ func (c *checker) attr(name string, e hcl.Expression, schema []Attr, ctx refCont
 // against typed unknowns to catch type and function errors; the value is
 // cty.NilVal when it was not evaluated.
 func (c *checker) typed(e hcl.Expression, ctx refContext, stepIdx int) (cty.Value, hcl.Diagnostics) {
-	diags := c.static(e, ctx, stepIdx)
+	f := c.analysis.of(e)
+	diags := c.staticOf(e, f, ctx, stepIdx)
 	if diags.HasErrors() {
 		return cty.NilVal, diags
 	}
@@ -389,17 +406,17 @@ func (c *checker) typed(e hcl.Expression, ctx refContext, stepIdx int) (cty.Valu
 	if stepIdx >= 0 {
 		step = c.plan.Steps[stepIdx]
 	}
-	v, ds := c.value(e, c.evalContext(step))
+	v, ds := c.value(e, f.text, c.evalContext(step))
 	return v, append(diags, ds...)
 }
 
 // value evaluates e in ctx, once for each text in each context: the same
 // text parses into the same tree, and steps of a kind repeat their
 // conditions and commands. A value that came with diagnostics is not
-// kept, so that each place reports its own.
-func (c *checker) value(e hcl.Expression, ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
-	var src []byte
-	if _, ok := e.(hclsyntax.Expression); ok {
+// kept, so that each place reports its own. src is e's text when known
+// (exprFacts.text), else read here.
+func (c *checker) value(e hcl.Expression, src []byte, ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
+	if _, ok := e.(hclsyntax.Expression); ok && src == nil {
 		src = c.source(e.Range())
 	}
 	if len(src) == 0 {
@@ -425,11 +442,15 @@ func (c *checker) value(e hcl.Expression, ctx *hcl.EvalContext) (cty.Value, hcl.
 // expressions that do not compile (in JSON syntax, the evaluation
 // reports these).
 func (c *checker) static(e hcl.Expression, ctx refContext, stepIdx int) hcl.Diagnostics {
-	f := c.analysis.of(e)
+	return c.staticOf(e, c.analysis.of(e), ctx, stepIdx)
+}
+
+// staticOf is static with what e reads and calls (analysis.of).
+func (c *checker) staticOf(e hcl.Expression, f exprFacts, ctx refContext, stepIdx int) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	levels := false
 	for _, r := range f.refs {
-		if d := c.ref(r.Traversal, ctx, stepIdx); d != nil {
+		if d := c.refFrom(r, ctx, stepIdx); d != nil {
 			diags = append(diags, d)
 		}
 		levels = levels || r.Root == "self" && r.Name == "levels" || r.Root == "step" && r.Attr == "levels"
@@ -611,7 +632,7 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 	// typed unknowns, then decoded with the run's decoder (the kind's
 	// config): what validates runs. Target, command and progress are
 	// checked on their own below.
-	vals := map[string]cty.Value{}
+	vals := scratch(&c.stepVals)
 	for _, name := range attrNames(s.Attrs, &s.names) {
 		switch name {
 		case "target", "command", "progress":
@@ -625,7 +646,7 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 	}
 	var cfg steps.Config
 	if kind != nil {
-		dec := c.decodeConfig(c.configKey(s, s.names, s.Attrs, vals, "step", s.Kind), vals, func() any { return kind.Kind.Defaults() })
+		dec := c.decodeConfig(c.configKey(s, s.names, s.Attrs, vals, "step", s.Kind), func() map[string]cty.Value { return vals }, func() any { return kind.Kind.Defaults() })
 		cfg, _ = dec.cfg.(steps.Config)
 		diags = append(diags, c.config(s.Attrs, dec.errs, s.DeclRange)...)
 	}
@@ -662,7 +683,11 @@ func (c *checker) checkStep(i int, s *Step) hcl.Diagnostics {
 	if cfg == nil {
 		return diags
 	}
-	return append(diags, cfg.Static(s.Shape())...)
+	sh := s.shape(c.parts)
+	if sh.Blocks != nil {
+		c.parts = sh.Blocks
+	}
+	return append(diags, cfg.Static(sh)...)
 }
 
 // checkLoad checks a load block's attributes, then decodes them with the
@@ -674,7 +699,7 @@ func (c *checker) checkLoad(i int, l *Load) hcl.Diagnostics {
 	if k != nil {
 		attrs = k.Attrs
 	}
-	vals := map[string]cty.Value{}
+	vals := scratch(&c.loadVals)
 	for _, name := range attrNames(l.Attrs, &l.names) {
 		v, ds := c.attr(name, l.Attrs[name], attrs, ctxAction, i)
 		diags = append(diags, ds...)
@@ -683,7 +708,7 @@ func (c *checker) checkLoad(i int, l *Load) hcl.Diagnostics {
 		}
 	}
 	if k != nil && k.Defaults != nil && !diags.HasErrors() {
-		dec := c.decodeConfig(c.configKey(c.plan.Steps[i], l.names, l.Attrs, vals, "load", l.Kind), vals, func() any { return k.Defaults() })
+		dec := c.decodeConfig(c.configKey(c.plan.Steps[i], l.names, l.Attrs, vals, "load", l.Kind), func() map[string]cty.Value { return vals }, func() any { return k.Defaults() })
 		diags = append(diags, c.config(l.Attrs, dec.errs, l.DeclRange)...)
 	}
 	return diags
@@ -696,7 +721,7 @@ func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {
 	if kind != nil {
 		attrs = kind.Attrs
 	}
-	vals := map[string]cty.Value{}
+	vals := scratch(&c.probeAttrVals)
 	for _, name := range attrNames(p.Attrs, &p.names) {
 		e := p.Attrs[name]
 		if p.Kind == "exec" && name == "command" {
@@ -725,7 +750,7 @@ func (c *checker) checkProbe(i int, s *Step, p *Probe) hcl.Diagnostics {
 	if kind != nil && kind.Defaults != nil {
 		// ProbeValues sets step and since from the probe's own fields.
 		key := c.configKey(s, p.names, p.Attrs, vals, "probe", p.Kind, p.Step, p.Since)
-		dec := c.decodeConfig(key, ProbeValues(p, vals), func() any { return kind.Defaults() })
+		dec := c.decodeConfig(key, func() map[string]cty.Value { return ProbeValues(p, vals) }, func() any { return kind.Defaults() })
 		diags = append(diags, c.config(p.Attrs, dec.errs, p.DeclRange)...)
 	}
 	return diags
@@ -753,7 +778,7 @@ func (c *checker) configKey(step *Step, names []string, attrs map[string]hcl.Exp
 		if _, native := e.(hclsyntax.Expression); !native {
 			return configKey{}
 		}
-		src := c.source(e.Range())
+		src := c.textOf(e)
 		if len(src) == 0 {
 			return configKey{}
 		}
@@ -767,6 +792,17 @@ func (c *checker) configKey(step *Step, names []string, attrs map[string]hcl.Exp
 	}
 	c.keyBuf = b
 	return configKey{ctx: c.evalContext(step), text: b}
+}
+
+// textOf is e's source text, as the parse's walk recorded it when it
+// did (exprFacts.text), without reading e again.
+func (c *checker) textOf(e hcl.Expression) []byte {
+	if se, ok := e.(hclsyntax.Expression); ok {
+		if f, ok := c.analysis.root(se); ok && f.text != nil {
+			return f.text
+		}
+	}
+	return c.source(e.Range())
 }
 
 // configKey is a decoding's context and texts; its zero value is none.
@@ -783,17 +819,18 @@ type decoded struct {
 	errs []error
 }
 
-// decodeConfig decodes vals into the config defaults makes, with the
-// decoder the run uses (schema.Decode and the config's Check), so that
-// what validates runs: once for each key, as steps of a kind repeat their
-// attributes (and a probe's Check encodes its JSON body each time).
-func (c *checker) decodeConfig(key configKey, vals map[string]cty.Value, defaults func() any) decoded {
+// decodeConfig decodes the values vals makes into the config defaults
+// makes, with the decoder the run uses (schema.Decode and the config's
+// Check), so that what validates runs: once for each key, as steps of a
+// kind repeat their attributes (and a probe's Check encodes its JSON
+// body each time). vals is called only to decode.
+func (c *checker) decodeConfig(key configKey, vals func() map[string]cty.Value, defaults func() any) decoded {
 	byText := c.configs[key.ctx]
 	if d, ok := byText[string(key.text)]; ok && key.ctx != nil {
 		return d
 	}
 	cfg := defaults()
-	d := decoded{cfg: cfg, errs: schema.Errors(schema.DecodeChecked(vals, cfg))}
+	d := decoded{cfg: cfg, errs: schema.Errors(schema.DecodeChecked(vals(), cfg))}
 	if key.ctx != nil {
 		if byText == nil {
 			byText = map[string]decoded{}

@@ -350,13 +350,32 @@ func checkTree(node hclsyntax.Node) hcl.Diagnostics {
 // order of the walk, for the analysis of the plan. src is the text node
 // was parsed from.
 func checkAndBound(node hclsyntax.Node, src []byte) (*fileScan, hcl.Diagnostics) {
-	// Every attribute has an equals sign: a few more are operators.
-	attrs := bytes.Count(src, []byte{'='})
-	f := &fileScan{roots: make([]rootScan, 0, attrs)}
-	f.exprScan.vars = make([]hcl.Traversal, 0, attrs)
+	attrs := equalsSigns(src)
+	f := &fileScan{roots: make([]rootScan, 0, attrs), refs: make(Refs, 0, attrs), names: map[string]*refNames{}, src: src}
 	w := &treeChecker{ops: map[*hclsyntax.Operation]*hclsyntax.Operation{}, scan: f, src: src}
 	diags := w.run(node)
 	return f, diags
+}
+
+// equalsSigns counts the equals signs of src that are not part of an
+// operator (==, !=, <=, >=, =>): every attribute has one, so the count is
+// at least the attributes', and a plan's references are about as many.
+// (Counting every sign sized for half as many again in a long plan: its
+// conditions compare.)
+func equalsSigns(src []byte) int {
+	n := 0
+	for i := bytes.IndexByte(src, '='); i >= 0; {
+		lone := (i == 0 || !strings.ContainsRune("=!<>", rune(src[i-1]))) && (i+1 == len(src) || src[i+1] != '=' && src[i+1] != '>')
+		if lone {
+			n++
+		}
+		j := bytes.IndexByte(src[i+1:], '=')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return n
 }
 
 // walkTree checks node, and binds its arithmetic as it goes when ops (the
@@ -395,9 +414,13 @@ type treeChecker struct {
 func (w *treeChecker) Enter(n hclsyntax.Node) hcl.Diagnostics {
 	if w.scan != nil {
 		if w.depth == 0 {
-			w.at.vars[0], w.at.calls[0] = int32(len(w.scan.exprScan.vars)), int32(len(w.scan.exprScan.calls))
+			w.at.refs[0], w.at.calls[0] = int32(len(w.scan.refs)), int32(len(w.scan.calls))
+			if e, ok := n.(hclsyntax.Expression); ok {
+				rng := e.Range()
+				w.at.text = [2]int32{int32(rng.Start.Byte), int32(rng.End.Byte)}
+			}
 		}
-		w.scan.Enter(n)
+		w.scan.enter(n)
 	}
 	e, ok := n.(hclsyntax.Expression)
 	if !ok {
@@ -451,7 +474,7 @@ const maxPlainNumber = 300
 
 func (w *treeChecker) Exit(n hclsyntax.Node) hcl.Diagnostics {
 	if w.scan != nil {
-		w.scan.Exit(n)
+		w.scan.exit(n)
 	}
 	e, ok := n.(hclsyntax.Expression)
 	if !ok {
@@ -460,7 +483,8 @@ func (w *treeChecker) Exit(n hclsyntax.Node) hcl.Diagnostics {
 	w.depth--
 	if w.depth == 0 && w.scan != nil {
 		w.at.expr = e
-		w.at.vars[1], w.at.calls[1] = int32(len(w.scan.exprScan.vars)), int32(len(w.scan.exprScan.calls))
+		w.scan.endRoot(int(w.at.refs[0]))
+		w.at.refs[1], w.at.calls[1] = int32(len(w.scan.refs)), int32(len(w.scan.calls))
 		w.scan.roots = append(w.scan.roots, w.at)
 	}
 	return nil

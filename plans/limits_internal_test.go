@@ -1,6 +1,7 @@
 package plans
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -345,18 +346,30 @@ func TestRootScans(t *testing.T) {
 		if n := len(scanned.roots); len(byExpr) != n || n != len(attrs) {
 			t.Fatalf("%s: %d roots recorded (%d distinct) for %d attributes", src, n, len(byExpr), len(attrs))
 		}
+		if n := equalsSigns(src); n < len(attrs) {
+			t.Errorf("%s: %d equals signs counted for %d attributes", src, n, len(attrs))
+		}
 		for _, a := range attrs {
 			root, ok := byExpr[a.Expr]
 			if !ok {
 				t.Fatalf("%s: no root recorded for %s", src, a.SrcRange)
 			}
 			r := struct {
-				vars  []hcl.Traversal
+				refs  Refs
 				calls []*hclsyntax.FunctionCallExpr
-			}{scanned.vars(root), scanned.calls(root)}
+			}{scanned.rootRefs(root), scanned.rootCalls(root)}
+			if got, want := scanned.rootText(root), src[a.Expr.Range().Start.Byte:a.Expr.Range().End.Byte]; !bytes.Equal(got, want) {
+				t.Errorf("%s: the walk recorded the text %q, the expression's is %q", a.SrcRange, got, want)
+			}
 			want := s.scan(a.Expr)
-			if g, w := traversalsText(r.vars), traversalsText(want.vars); g != w {
-				t.Errorf("%s: the walk recorded %s, a scan finds %s", a.SrcRange, g, w)
+			// The old way: the scan's traversals, each made a reference
+			// alone, the first of each text kept.
+			var wantRefs Refs
+			for _, tr := range want.vars {
+				wantRefs = wantRefs.add(refOf(tr))
+			}
+			if !sameRefs(r.refs, wantRefs) {
+				t.Errorf("%s: the walk made %s, a scan finds %s", a.SrcRange, refsText(r.refs), refsText(wantRefs))
 			}
 			if g, w := len(r.calls), len(want.calls); g != w {
 				t.Errorf("%s: the walk recorded %d calls, a scan finds %d", a.SrcRange, g, w)

@@ -122,6 +122,22 @@ type decoder struct {
 
 	planRange   *hcl.Range
 	localTarget bool // the file declares target "local"
+
+	// One array for the plan's steps, sized by its step blocks, and the
+	// blocks of the step being read, kept from step to step: nothing
+	// read from a block keeps the block (a long plan has thousands).
+	stepArray []Step
+	blockBuf  []hcl.Block
+	blockPtrs []*hcl.Block
+}
+
+// newStep is a step of stepArray while it has room.
+func (d *decoder) newStep() *Step {
+	if len(d.stepArray) == cap(d.stepArray) {
+		return new(Step)
+	}
+	d.stepArray = d.stepArray[:len(d.stepArray)+1]
+	return &d.stepArray[len(d.stepArray)-1]
 }
 
 func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
@@ -129,11 +145,43 @@ func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
 	for _, b := range d.lang.Blocks {
 		schema.Blocks = append(schema.Blocks, hcl.BlockHeaderSchema{Type: b.Type, LabelNames: lower(b.Labels)})
 	}
-	content, diags := bodyContent(body, schema)
+	// A body in native syntax that holds only blocks of the language, as
+	// every valid plan does, is read block by block from its syntax tree
+	// into one hcl.Block, which no decoder keeps (bodyContent would make
+	// an array of them: a long plan has thousands).
+	sb := nativeBody(body, schema)
+	var blocks hcl.Blocks
+	var diags hcl.Diagnostics
+	if sb == nil {
+		var content *hcl.BodyContent
+		content, diags = body.Content(schema)
+		blocks = content.Blocks
+	}
+	nBlocks, nSteps := len(blocks), 0
+	if sb != nil {
+		nBlocks = len(sb.Blocks)
+	}
+	one := new(hcl.Block)
+	blockAt := func(i int) *hcl.Block {
+		if sb == nil {
+			return blocks[i]
+		}
+		b := sb.Blocks[i]
+		*one = hcl.Block{Type: b.Type, Labels: b.Labels, Body: b.Body, DefRange: b.DefRange(), TypeRange: b.TypeRange, LabelRanges: b.LabelRanges}
+		return one
+	}
+	for i := range nBlocks {
+		if sb != nil && sb.Blocks[i].Type == "step" || sb == nil && blocks[i].Type == "step" {
+			nSteps++
+		}
+	}
+	d.stepArray = make([]Step, 0, nSteps)
 
-	// {"variable", "x"} or {"step", "run", "x"} -> first declaration
-	seen := make(map[[3]string]hcl.Range, len(content.Blocks))
-	dup := func(kind string, names [2]string, rng hcl.Range, subject hcl.Range) bool {
+	// {"variable", "x"} or {"step", "run", "x"} -> first declaration's
+	// range, in what it declared (a range a map holds by value would
+	// double the map of a long plan's steps)
+	seen := make(map[[3]string]*hcl.Range, nBlocks)
+	dup := func(kind string, names [2]string, rng *hcl.Range, subject hcl.Range) bool {
 		key := [3]string{kind, names[0], names[1]}
 		if first, ok := seen[key]; ok {
 			name := names[0]
@@ -143,7 +191,7 @@ func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  fmt.Sprintf("Duplicate %s %q", kind, name),
-				Detail:   fmt.Sprintf("A %s named %q is already declared at %s. Names must be unique: rename or remove one of them.", kind, name, where(first)),
+				Detail:   fmt.Sprintf("A %s named %q is already declared at %s. Names must be unique: rename or remove one of them.", kind, name, where(*first)),
 				Subject:  subject.Ptr(),
 			})
 			return true
@@ -152,7 +200,8 @@ func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
 		return false
 	}
 
-	for _, block := range content.Blocks {
+	for i := range nBlocks {
+		block := blockAt(i)
 		switch block.Type {
 		case "plan":
 			if d.planRange != nil {
@@ -172,7 +221,7 @@ func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
 		case "variable":
 			v, ds := d.decodeVariable(block)
 			diags = append(diags, ds...)
-			if !dup("variable", [2]string{v.Name}, v.DeclRange, block.LabelRanges[0]) {
+			if !dup("variable", [2]string{v.Name}, &v.DeclRange, block.LabelRanges[0]) {
 				d.plan.Variables = append(d.plan.Variables, v)
 			}
 		case "locals":
@@ -180,14 +229,14 @@ func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
 			diags = append(diags, ds...)
 			for _, a := range sortedAttrs(attrs) {
 				diags = append(diags, d.checkName("local", a.Name, a.NameRange)...)
-				if !dup("local", [2]string{a.Name}, a.NameRange, a.NameRange) {
+				if !dup("local", [2]string{a.Name}, &a.NameRange, a.NameRange) {
 					d.plan.Locals = append(d.plan.Locals, &Local{Name: a.Name, Expr: a.Expr, DeclRange: a.NameRange})
 				}
 			}
 		case "target":
 			t, ds := d.decodeTarget(block)
 			diags = append(diags, ds...)
-			if !dup("target", [2]string{t.Name}, t.DeclRange, block.LabelRanges[0]) {
+			if !dup("target", [2]string{t.Name}, &t.DeclRange, block.LabelRanges[0]) {
 				d.plan.Targets = append(d.plan.Targets, t)
 				if t.Name == LocalTarget {
 					d.localTarget = true
@@ -196,7 +245,7 @@ func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
 		case "step":
 			s, ds := d.decodeStep(block)
 			diags = append(diags, ds...)
-			if !dup("step", [2]string{s.Kind, s.Name}, s.DeclRange, hcl.RangeBetween(block.LabelRanges[0], block.LabelRanges[1])) {
+			if !dup("step", [2]string{s.Kind, s.Name}, &s.DeclRange, hcl.RangeBetween(block.LabelRanges[0], block.LabelRanges[1])) {
 				d.plan.Steps = append(d.plan.Steps, s)
 			}
 		}
@@ -743,7 +792,8 @@ func (d *decoder) ownOf(kind *StepKind) *stepOwn {
 }
 
 func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
-	s := &Step{Kind: block.Labels[0], Name: block.Labels[1], Target: LocalTarget, Repeat: 1, DeclRange: block.DefRange}
+	s := d.newStep()
+	*s = Step{Kind: block.Labels[0], Name: block.Labels[1], Target: LocalTarget, Repeat: 1, DeclRange: block.DefRange}
 	diags := d.checkName("step", s.Name, block.LabelRanges[1])
 	kind := d.lang.StepKind(s.Kind)
 	if kind == nil {
@@ -775,13 +825,15 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 		for name, a := range sb.Attributes {
 			s.Attrs[name] = a.Expr
 		}
-		// One array for the blocks, as bodyContent makes.
-		hb := make([]hcl.Block, len(sb.Blocks))
-		blocks = make([]*hcl.Block, len(sb.Blocks))
+		// One array for the blocks, as bodyContent makes, kept for the
+		// next step's.
+		hb := slices.Grow(d.blockBuf[:0], len(sb.Blocks))[:len(sb.Blocks)]
+		blocks = slices.Grow(d.blockPtrs[:0], len(sb.Blocks))[:len(sb.Blocks)]
 		for i, b := range sb.Blocks {
 			hb[i] = hcl.Block{Type: b.Type, Labels: b.Labels, Body: b.Body, DefRange: b.DefRange(), TypeRange: b.TypeRange, LabelRanges: b.LabelRanges}
 			blocks[i] = &hb[i]
 		}
+		d.blockBuf, d.blockPtrs = hb, blocks
 	} else {
 		var content *hcl.BodyContent
 		content, ds = bodyContent(block.Body, schema)

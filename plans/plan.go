@@ -1,6 +1,8 @@
 package plans
 
 import (
+	"slices"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
@@ -126,10 +128,14 @@ func (s *Step) Addr() string { return s.Kind + "." + s.Name }
 // Shape is what the step's kind checks of it, and what explain asks the
 // kind about (steps.Config.ConfirmsFor): the attributes and blocks it
 // holds.
-func (s *Step) Shape() steps.Shape {
+func (s *Step) Shape() steps.Shape { return s.shape(nil) }
+
+// shape is Shape, its blocks appended to parts[:0]: the check of a long
+// plan asks for each step's, and Static keeps none.
+func (s *Step) shape(parts []steps.Part) steps.Shape {
 	sh := steps.Shape{Decl: s.DeclRange, Attrs: s.Attrs, Misspelled: s.misspelled}
 	if n := s.postBlocks + len(s.Metrics) + 1; n > 1 || s.Load != nil {
-		sh.Blocks = make([]steps.Part, 0, n)
+		sh.Blocks = slices.Grow(parts[:0], n)
 	}
 	for _, c := range s.Postconditions {
 		sh.Blocks = append(sh.Blocks, steps.Part{Type: "postcondition", Range: c.DeclRange})

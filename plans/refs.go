@@ -17,7 +17,18 @@ import (
 // it starts from and what it names there. Parse analyses every expression
 // of the plan once (analyse); the runner reads what a step, a condition or
 // a probe reads from these, never from the expressions again.
+//
+// What a reference names is the same for every reference of its text,
+// and a plan repeats the same few thousands of times: the names are
+// shared (refNames, read only) and each Ref is their pointer and its own
+// traversal, 32 bytes where the names copied were 88.
 type Ref struct {
+	*refNames
+	Traversal hcl.Traversal
+}
+
+// refNames is what a reference names, the same for each of its text.
+type refNames struct {
 	// Root is "var", "local", "target", "step", "self" or "probe" (or
 	// what an invalid plan wrote instead).
 	Root string
@@ -30,8 +41,7 @@ type Ref struct {
 	// when Name is read whole (probe.api, probe.api["status"]).
 	Attr string
 	// Text is the reference as evidence shows it: probe.api.json["id"].
-	Text      string
-	Traversal hcl.Traversal
+	Text string
 }
 
 // Refs is what one expression (or a group of them) reads, each reference
@@ -55,7 +65,7 @@ func RefsOf(e hcl.Expression) Refs {
 }
 
 func refOf(tr hcl.Traversal) Ref {
-	r := Ref{Root: tr.RootName(), Text: traversalText(tr), Traversal: tr}
+	r := &refNames{Root: tr.RootName(), Text: traversalText(tr)}
 	at := func(i int) string { s, _ := attrAt(tr, i); return s }
 	switch r.Root {
 	case "step":
@@ -65,7 +75,7 @@ func refOf(tr hcl.Traversal) Ref {
 	default:
 		r.Name, r.Attr = at(1), at(2)
 	}
-	return r
+	return Ref{refNames: r, Traversal: tr}
 }
 
 // traversalText writes a traversal as evidence names it: attributes with
@@ -113,7 +123,9 @@ func keyText(k cty.Value) string {
 
 // add returns rs with r, unless a reference of the same text is there.
 func (rs Refs) add(r Ref) Refs {
-	if slices.ContainsFunc(rs, func(o Ref) bool { return o.Text == r.Text }) {
+	// The same text shares its names (analysis.ref): most are found by
+	// the pointer.
+	if slices.ContainsFunc(rs, func(o Ref) bool { return o.refNames == r.refNames || o.Text == r.Text }) {
 		return rs
 	}
 	return append(rs, r)
@@ -159,21 +171,34 @@ func (rs Refs) names(root string) []string {
 // expression is walked once (exprScan) and each distinct reference text
 // read once.
 type analysis struct {
+	// roots is what the parse's walk scanned (nil when it did not): each
+	// attribute's expression, found by its identity (byExpr: an
+	// interface's words are hashed and compared, the expression is not
+	// read), its references, calls and text. The few others are in
+	// native.
+	roots  *fileScan
+	byExpr map[hclsyntax.Expression]int32     // index in roots.roots
 	native map[hclsyntax.Expression]exprFacts // by identity (each is a pointer)
 	json   map[hcl.Range]exprFacts            // by range: no two expressions analysed share one
 	scan   exprScan
 	// refs holds the references read so far by their source text: a plan
 	// repeats the same few many times, and the same text makes the same
 	// reference, its place aside.
-	refs   map[string]Ref
+	refs   map[string]*refNames
 	source func(hcl.Range) []byte // the plan's text at a range, nil when elsewhere
+
+	checked []Refs // analysis.step's, for each step in turn
 }
 
 // exprFacts is what one expression reads and calls; calls is nil for an
 // expression in JSON syntax, whose evaluation reports unknown functions.
+// text is its source text where the parse's walk recorded it (root), so
+// that the check finds its value by text (checker.value) without
+// reading the expression again; nil elsewhere.
 type exprFacts struct {
 	refs  Refs
 	calls []*hclsyntax.FunctionCallExpr
+	text  []byte
 }
 
 // of returns what e reads and calls, analysing it now if it was not (a
@@ -182,7 +207,9 @@ func (a *analysis) of(e hcl.Expression) exprFacts {
 	var f exprFacts
 	var ok bool
 	if se, native := e.(hclsyntax.Expression); native {
-		f, ok = a.native[se]
+		if f, ok = a.root(se); !ok {
+			f, ok = a.native[se]
+		}
 	} else {
 		f, ok = a.json[e.Range()]
 	}
@@ -216,16 +243,23 @@ func (a *analysis) facts(e hcl.Expression) exprFacts {
 // ref is refOf(tr), its names shared with every reference of the same
 // source text.
 func (a *analysis) ref(tr hcl.Traversal) Ref {
-	text := a.source(tr.SourceRange())
+	if a.source == nil {
+		return refOf(tr)
+	}
+	return sharedRef(tr, a.source(tr.SourceRange()), a.refs)
+}
+
+// sharedRef is refOf(tr), its names those of names[text] when text (tr's
+// source text) was read before, and kept there when not.
+func sharedRef(tr hcl.Traversal, text []byte, names map[string]*refNames) Ref {
 	if len(text) == 0 {
 		return refOf(tr)
 	}
-	if r, ok := a.refs[string(text)]; ok {
-		r.Traversal = tr
-		return r
+	if n, ok := names[string(text)]; ok {
+		return Ref{refNames: n, Traversal: tr}
 	}
 	r := refOf(tr)
-	a.refs[string(text)] = r
+	names[string(text)] = r.refNames
 	return r
 }
 
@@ -235,12 +269,18 @@ func (a *analysis) expr(e hcl.Expression) Refs {
 	}
 	se, native := e.(hclsyntax.Expression)
 	if native {
-		if f, ok := a.native[se]; ok {
+		if f, ok := a.root(se); ok {
 			return f.refs // scanned by the parse (scanned)
+		}
+		if f, ok := a.native[se]; ok {
+			return f.refs
 		}
 	}
 	f := a.facts(e)
 	if native {
+		if a.native == nil {
+			a.native = map[hclsyntax.Expression]exprFacts{}
+		}
 		a.native[se] = f
 	} else {
 		a.json[e.Range()] = f
@@ -280,9 +320,11 @@ func analyse(p *Plan, source func(hcl.Range) []byte, roots *fileScan) *analysis 
 	if roots != nil {
 		n = max(n, len(roots.roots))
 	}
-	a := &analysis{native: make(map[hclsyntax.Expression]exprFacts, n), json: map[hcl.Range]exprFacts{}, refs: map[string]Ref{}, source: source}
+	a := &analysis{json: map[hcl.Range]exprFacts{}, refs: map[string]*refNames{}, source: source}
 	if roots != nil {
 		a.scanned(roots)
+	} else {
+		a.native = make(map[hclsyntax.Expression]exprFacts, n)
 	}
 	for _, v := range p.Variables {
 		for _, c := range v.Validations {
@@ -298,23 +340,28 @@ func analyse(p *Plan, source func(hcl.Range) []byte, roots *fileScan) *analysis 
 	return a
 }
 
-// scanned records the facts of each expression the parse's walk scanned
-// (parseScanned), their references in one array: a plan has thousands.
+// scanned reads the references of each expression the parse's walk
+// scanned (parseScanned), made there; references read later share their
+// names.
 func (a *analysis) scanned(f *fileScan) {
-	all := make(Refs, 0, len(f.exprScan.vars))
-	for _, r := range f.roots {
-		facts := exprFacts{calls: f.calls(r)}
-		if vars := f.vars(r); len(vars) > 0 {
-			// Appended in place: all has room for every reference.
-			refs := all[len(all):len(all)]
-			for _, tr := range vars {
-				refs = refs.add(a.ref(tr))
-			}
-			all = all[:len(all)+len(refs)]
-			facts.refs = slices.Clip(refs)
-		}
-		a.native[r.expr] = facts
+	a.roots, a.byExpr, a.refs = f, make(map[hclsyntax.Expression]int32, len(f.roots)), f.names
+	for i, r := range f.roots {
+		a.byExpr[r.expr] = int32(i)
 	}
+}
+
+// root is what the parse's walk found in e, if e is an expression it
+// scanned.
+func (a *analysis) root(e hclsyntax.Expression) (exprFacts, bool) {
+	if a.roots == nil {
+		return exprFacts{}, false
+	}
+	i, ok := a.byExpr[e]
+	if !ok {
+		return exprFacts{}, false
+	}
+	r := a.roots.roots[i]
+	return exprFacts{refs: a.roots.rootRefs(r), calls: a.roots.rootCalls(r), text: a.roots.rootText(r)}, true
 }
 
 func (a *analysis) step(s *Step) {
@@ -349,7 +396,7 @@ func (a *analysis) step(s *Step) {
 		}
 	}
 
-	var all, checked Refs
+	var all Refs
 	if n+nChecked > 0 {
 		all = make(Refs, 0, n+nChecked)
 	}
@@ -363,17 +410,18 @@ func (a *analysis) step(s *Step) {
 			all = all.union(p.AttrRefs[name])
 		}
 	}
-	// What the conditions and progress read of the probes: each probe
-	// gathers only that.
-	if nChecked > 0 {
-		checked = make(Refs, 0, nChecked).union(s.AttrRefs["progress"])
-	}
+	// What the conditions and progress read (the checked references),
+	// in their order: of the probes, each gathers only that. The list is
+	// the analysis's, kept for the next step: probeReads keeps none of it.
+	checked := append(a.checked[:0], s.AttrRefs["progress"])
 	for _, cs := range [][]*Condition{s.Postconditions, s.AbortIfs} {
 		for _, c := range cs {
-			checked = checked.union(c.Refs).union(c.MessageRefs)
+			checked = append(checked, c.Refs, c.MessageRefs)
 		}
 	}
-	all = all.union(checked)
+	for _, rs := range checked {
+		all = all.union(rs)
+	}
 	if s.Load != nil {
 		for _, name := range attrNames(s.Load.Attrs, &s.Load.names) {
 			all = all.union(s.Load.AttrRefs[name])
@@ -381,18 +429,29 @@ func (a *analysis) step(s *Step) {
 	}
 	s.Reads = all
 	for _, p := range s.Probes {
-		p.Reads = map[string]bool{}
-		for _, r := range checked {
-			if r.Root != "probe" || r.Name != p.Name {
+		p.Reads = probeReads(p.Name, checked)
+	}
+	clear(checked) // it held the step's references: none is kept past it
+	a.checked = checked
+}
+
+// probeReads is the outputs of probe name the checked references read,
+// nil when one reads it whole. A reference repeated sets the same output
+// again: the checked references need not be made one list first.
+func probeReads(name string, checked []Refs) map[string]bool {
+	reads := map[string]bool{}
+	for _, rs := range checked {
+		for _, r := range rs {
+			if r.Root != "probe" || r.Name != name {
 				continue
 			}
 			if r.Attr == "" {
-				p.Reads = nil // read whole
-				break
+				return nil // read whole
 			}
-			p.Reads[r.Attr] = true
+			reads[r.Attr] = true
 		}
 	}
+	return reads
 }
 
 func attrAt(tr hcl.Traversal, i int) (string, bool) {
@@ -404,7 +463,18 @@ func attrAt(tr hcl.Traversal, i int) (string, bool) {
 }
 
 func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagnostic {
-	root := tr.RootName()
+	// Its names are shared by its source text as the analysis's are: a
+	// probe's step = step.launch.NAME, or a splat's traversal made whole
+	// (splatRefs), which no traversal the parse made can share.
+	return c.refFrom(c.analysis.ref(tr), ctx, stepIdx)
+}
+
+// refFrom is ref of a reference made: what it names is read from its
+// names (refOf's, from the same traversal), not from the traversal,
+// whose steps past the first and the last have not been read since the
+// parse.
+func (c *checker) refFrom(r Ref, ctx refContext, stepIdx int) *hcl.Diagnostic {
+	root, tr := r.Root, r.Traversal
 	errd := func(summary, detail string) *hcl.Diagnostic {
 		// The range is found only for a diagnostic: most references are
 		// fine, and one kept for the closure would be allocated each time.
@@ -417,8 +487,8 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 	}
 	switch root {
 	case "var":
-		name, ok := attrAt(tr, 1)
-		if !ok {
+		name := r.Name
+		if name == "" {
 			return errd("Invalid reference", "Write var.NAME to refer to a variable.")
 		}
 		if c.vars[name] == nil {
@@ -426,8 +496,8 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 				fmt.Sprintf("There is no variable named %q.%s Declare it with a variable %q block, or fix the name.", name, didYouMean(name, keys(c.vars)), name))
 		}
 	case "local":
-		name, ok := attrAt(tr, 1)
-		if !ok {
+		name := r.Name
+		if name == "" {
 			return errd("Invalid reference", "Write local.NAME to refer to a local value.")
 		}
 		if ctx == ctxValidation {
@@ -438,8 +508,8 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 				fmt.Sprintf("There is no local named %q.%s Define it in a locals block, or fix the name.", name, didYouMean(name, keys(c.locals))))
 		}
 	case "target":
-		name, ok := attrAt(tr, 1)
-		if !ok {
+		name := r.Name
+		if name == "" {
 			return errd("Invalid reference", "Write target.NAME to refer to a target.")
 		}
 		if ctx < ctxAction {
@@ -456,9 +526,10 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 		if ctx < ctxAction {
 			return errd("Invalid reference", "step outputs exist only while the plan runs; variables, locals and targets cannot use them.")
 		}
-		kind, ok1 := attrAt(tr, 1)
-		name, ok2 := attrAt(tr, 2)
-		if !ok1 || !ok2 {
+		// Name is KIND.NAME when both are attributes (refOf); a kind
+		// is a name, without a dot.
+		kind, name, ok := strings.Cut(r.Name, ".")
+		if !ok {
 			return errd("Invalid reference", "Write step.KIND.NAME.ATTR to refer to an earlier step's outputs, e.g. step.run.build.stdout.")
 		}
 		k := c.lang.StepKind(kind)
@@ -488,11 +559,11 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 		if c.targets[c.plan.Steps[idx].Target].Fleet() {
 			return c.fleetStepRef(tr, addr, errd)
 		}
-		if attr, ok := attrAt(tr, 3); ok && k.Output(attr) == nil {
+		if attr := r.Attr; attr != "" && k.Output(attr) == nil {
 			return errd("Unsupported attribute", c.outputsDetail(article(kind)+" "+kind+" step", attr, k.Self))
 		} else if attr == "metrics" {
 			return c.metricRef(tr, 4, c.plan.Steps[idx], "step."+addr, false, errd)
-		} else if i, ok := levelMetrics(tr, 3); ok {
+		} else if i, ok := levelMetricsOf(attr, tr, 3); ok {
 			return c.metricRef(tr, i, c.plan.Steps[idx], "step."+addr, true, errd)
 		}
 	case "self":
@@ -507,8 +578,8 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 			return errd("Invalid reference",
 				fmt.Sprintf("%s %s step takes no action, so it has no self outputs. Observe state with a probe block and refer to probe.NAME.ATTR.", article(step.Kind), step.Kind))
 		}
-		attr, ok := attrAt(tr, 1)
-		if !ok {
+		attr := r.Name
+		if attr == "" {
 			return errd("Invalid reference", "Write self.ATTR, e.g. self.exit_code.")
 		}
 		if ctx < ctxProbe {
@@ -521,12 +592,12 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 		if attr == "metrics" {
 			return c.metricRef(tr, 2, step, "self", false, errd)
 		}
-		if i, ok := levelMetrics(tr, 1); ok {
+		if i, ok := levelMetricsOf(attr, tr, 1); ok {
 			return c.metricRef(tr, i, step, "self", true, errd)
 		}
 	case "probe":
-		name, ok := attrAt(tr, 1)
-		if !ok {
+		name := r.Name
+		if name == "" {
 			return errd("Invalid reference", "Write probe.NAME.ATTR, e.g. probe.health.status.")
 		}
 		if ctx != ctxCheck {
@@ -553,7 +624,7 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 		if k == nil {
 			return nil
 		}
-		if attr, ok := attrAt(tr, 2); ok && k.Output(attr) == nil {
+		if attr := r.Attr; attr != "" && k.Output(attr) == nil {
 			return errd("Unsupported attribute", c.outputsDetail(article(probe.Kind)+" "+probe.Kind+" probe", attr, k.Outputs))
 		}
 	default:
@@ -563,11 +634,11 @@ func (c *checker) ref(tr hcl.Traversal, ctx refContext, stepIdx int) *hcl.Diagno
 	return nil
 }
 
-// levelMetrics finds where tr names a level's metric, tr[at] being the
-// step's attribute: levels[N].metrics.NAME (a splat, levels[*], comes as
-// an index from splatRefs) or best.metrics.NAME; i is NAME's place.
-func levelMetrics(tr hcl.Traversal, at int) (i int, ok bool) {
-	attr, _ := attrAt(tr, at)
+// levelMetricsOf finds where tr names a level's metric, tr[at] being the
+// step's attribute, named attr ("" when it is not an attribute):
+// levels[N].metrics.NAME (a splat, levels[*], comes as an index from
+// splatRefs) or best.metrics.NAME; i is NAME's place.
+func levelMetricsOf(attr string, tr hcl.Traversal, at int) (i int, ok bool) {
 	switch attr {
 	case "levels":
 		if len(tr) > at+1 {

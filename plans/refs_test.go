@@ -267,3 +267,34 @@ func TestMetricReferences(t *testing.T) {
 		})
 	}
 }
+
+// A probe gathers what its own step's conditions read of it, not what
+// an earlier step's read of a probe of the same name.
+func TestProbeReadsPerStep(t *testing.T) {
+	p, diags := plans.Parse("plan.hcl", []byte(`
+step "wait" "a" {
+  probe "http" "p" {
+    url = "http://127.0.0.1:1"
+  }
+  postcondition {
+    condition = probe.p.status == 200
+  }
+}
+step "wait" "b" {
+  probe "http" "p" {
+    url = "http://127.0.0.1:1"
+  }
+  postcondition {
+    condition = strcontains(probe.p.body, "ok")
+  }
+}
+`))
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	for i, want := range []map[string]bool{{"status": true}, {"body": true}} {
+		if got := p.Steps[i].Probes[0].Reads; !maps.Equal(got, want) {
+			t.Errorf("%s's probe reads %v, want %v", p.Steps[i].Addr(), got, want)
+		}
+	}
+}

@@ -106,29 +106,101 @@ func walk(n hclsyntax.Node, w hclsyntax.Walker) {
 }
 
 // fileScan is what the limits' walk of a file (checkAndBound) found in
-// each attribute's expression, as exprScan finds it, in one store: the
-// analysis reads it instead of walking the expressions again.
+// each attribute's expression, in one store: the references it reads,
+// made as the walk meets each traversal (each expression's once by its
+// text, as exprFacts holds them), and the functions it calls. The
+// analysis reads it instead of walking the expressions again, or reading
+// their traversals a second time.
 type fileScan struct {
-	exprScan
-	roots []rootScan // in the order of the walk
+	refs   Refs
+	calls  []*hclsyntax.FunctionCallExpr
+	scopes []map[string]struct{} // of the for expressions the walk is in
+	roots  []rootScan            // in the order of the walk
+
+	// names holds the names of the references made, by their source
+	// text (src's), for analysis.ref to share further.
+	names map[string]*refNames
+	src   []byte
 }
 
-// rootScan is one attribute's expression and where its finds are in its
-// fileScan's.
+// rootScan is one attribute's expression, its range in the source (so
+// that its text is found without reading it again), and where its finds
+// are in its fileScan's.
 type rootScan struct {
 	expr        hclsyntax.Expression
-	vars, calls [2]int32
+	text        [2]int32 // start and end byte
+	refs, calls [2]int32
 }
 
-func (f *fileScan) vars(r rootScan) []hcl.Traversal {
-	return f.exprScan.vars[r.vars[0]:r.vars[1]:r.vars[1]]
+// rootText is r's source text (decoder.source of its range).
+func (f *fileScan) rootText(r rootScan) []byte {
+	return f.text(int(r.text[0]), int(r.text[1]))
 }
 
-func (f *fileScan) calls(r rootScan) []*hclsyntax.FunctionCallExpr {
+func (f *fileScan) rootRefs(r rootScan) Refs {
+	if r.refs[0] == r.refs[1] {
+		return nil
+	}
+	return f.refs[r.refs[0]:r.refs[1]:r.refs[1]]
+}
+
+func (f *fileScan) rootCalls(r rootScan) []*hclsyntax.FunctionCallExpr {
 	if r.calls[0] == r.calls[1] {
 		return nil
 	}
-	return f.exprScan.calls[r.calls[0]:r.calls[1]:r.calls[1]]
+	return f.calls[r.calls[0]:r.calls[1]:r.calls[1]]
+}
+
+// enter records what n reads or calls, as exprScan.Enter does, the
+// reference made at once (analysis.ref): its traversal was just read.
+func (f *fileScan) enter(n hclsyntax.Node) {
+	switch n := n.(type) {
+	case *hclsyntax.ScopeTraversalExpr:
+		if len(f.scopes) > 0 && f.scoped(n.Traversal.RootName()) {
+			return
+		}
+		rng := n.Traversal.SourceRange()
+		f.refs = append(f.refs, sharedRef(n.Traversal, f.text(rng.Start.Byte, rng.End.Byte), f.names))
+	case *hclsyntax.FunctionCallExpr:
+		f.calls = append(f.calls, n)
+	case hclsyntax.ChildScope:
+		f.scopes = append(f.scopes, n.LocalNames)
+	}
+}
+
+func (f *fileScan) exit(n hclsyntax.Node) {
+	if _, ok := n.(hclsyntax.ChildScope); ok {
+		f.scopes = f.scopes[:len(f.scopes)-1]
+	}
+}
+
+// text is src from byte start to end, as decoder.source reads it: the
+// file's ranges are src's.
+func (f *fileScan) text(start, end int) []byte {
+	if start < 0 || end > len(f.src) || start > end {
+		return nil
+	}
+	return f.src[start:end]
+}
+
+// scoped tells whether name is one a for expression around declares.
+func (f *fileScan) scoped(name string) bool {
+	for _, names := range f.scopes {
+		if _, local := names[name]; local {
+			return true
+		}
+	}
+	return false
+}
+
+// endRoot keeps, of the references made since from, the first of each
+// text (Refs.add), in place.
+func (f *fileScan) endRoot(from int) {
+	kept := f.refs[from:from]
+	for _, r := range f.refs[from:] {
+		kept = kept.add(r)
+	}
+	f.refs = f.refs[:from+len(kept)]
 }
 
 // exprScan is what one walk of an expression finds: the traversals it

@@ -121,7 +121,9 @@ type Config interface {
 	// Step is what every step has.
 	Step() *Common
 	// Static checks what the step holds (Shape), not the attributes'
-	// values: a command missing, a load beside a command.
+	// values: a command missing, a load beside a command. It keeps
+	// nothing of s: the check of a plan reuses s.Blocks for the next
+	// step.
 	Static(s Shape) hcl.Diagnostics
 	// ConfirmsFor says in words what the kind checks on its own before
 	// the plan's postconditions, for a step that holds s.
