@@ -292,7 +292,7 @@ type watchSession struct {
 	busy  chan struct{} // held by the watch in progress
 	ended chan struct{} // closed once the session has ended
 
-	wmu   sync.Mutex // one writer at a time on stdin: a beat never splits a request
+	wmu   sync.Mutex // one writer at a time on stdin, and its close: a beat never splits a request, nor writes as it closes
 	stdin io.WriteCloser
 
 	mu sync.Mutex
@@ -343,7 +343,12 @@ func (c *sshConn) endWatcher() {
 	if ws == nil || !ws.alive() {
 		return
 	}
+	// Under wmu: x/crypto's channel write and close race on its EOF
+	// flag (a beat writing as the target closes: the race detector saw
+	// it in fleet_happy).
+	ws.wmu.Lock()
 	_ = ws.stdin.Close()
+	ws.wmu.Unlock()
 	select {
 	case <-ws.ended:
 	case <-time.After(watchStopWait):
