@@ -882,12 +882,9 @@ func (d *procDir) list() ([]procEntry, error) {
 	defer func() { d.ents = out[:0] }()
 	buf := d.dents
 	for {
-		n, err := unix.Getdents(d.fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
+		n, err := d.entries(buf)
 		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", localProcRoot, err)
+			return nil, err
 		}
 		if n <= 0 {
 			break
@@ -911,12 +908,9 @@ func (d *procDir) listRange(lo, hi int) ([]procEntry, error) {
 	}
 	buf := d.dents[:1024]
 	for {
-		n, err := unix.Getdents(d.fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
+		n, err := d.entries(buf)
 		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", localProcRoot, err)
+			return nil, err
 		}
 		if n <= 0 {
 			return out, nil
@@ -926,6 +920,21 @@ func (d *procDir) listRange(lo, hi int) ([]procEntry, error) {
 		if err != nil || past {
 			return out, err
 		}
+	}
+}
+
+// entries reads the next entries of /proc into buf (0: no more), again
+// when a signal cut the call short.
+func (d *procDir) entries(buf []byte) (int, error) {
+	for {
+		n, err := unix.Getdents(d.fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("list %s: %w", localProcRoot, err)
+		}
+		return n, nil
 	}
 }
 

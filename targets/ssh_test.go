@@ -1554,9 +1554,15 @@ func TestSSHWorkerStartFailure(t *testing.T) {
 // TestSSHCancelledDuringLogin cuts calls short while sshd's login shell
 // is still reading its rc files (a pyenv .bashrc takes seconds): the
 // command's shell, once it starts, must not run on after lockstep has
-// given up on it. A Run waits for the shell's pid and ends its group; a
-// worker whose start was given up is told to end, and Close waits for
-// it to have gone.
+// given up on it. A worker whose start was given up is told to end, and
+// Close waits for it to have gone: without that the worker case fails.
+// The run case holds by sshd as much as by lockstep: a channel closed
+// before the shell read its stdin loses the script, so even a Run that
+// closed at once left nothing running (checked: it passes with the old
+// order, and with no end line, and a login ignoring SIGPIPE); it stays
+// as the guard of what the user sees. What the Run's wait for the pid
+// with the session open changes is when it returns (at the pid, not
+// after pgidWait), which no test times.
 func TestSSHCancelledDuringLogin(t *testing.T) {
 	sshtest.RequireSSHD(t)
 	dir := t.TempDir()
