@@ -141,6 +141,17 @@ func BenchmarkHCLSyntaxOnly(b *testing.B) {
 	})
 }
 
+// BenchmarkParseInPieces is the parse validation starts with: the limits'
+// scan of the bytes and hcl's parser on the file in pieces of a few
+// kilobytes (parseCut), which costs less than hcl's parse of it whole.
+// BenchmarkValidate beside it shows what the decoding and the checks add.
+func BenchmarkParseInPieces(b *testing.B) {
+	benchPlans(b, func(src []byte) hcl.Diagnostics {
+		_, diags := plans.ParseSyntax("big.hcl", src)
+		return diags
+	})
+}
+
 func benchPlans(b *testing.B, read func(src []byte) hcl.Diagnostics) {
 	for _, n := range benchSteps {
 		src := bigPlan(n)

@@ -7,3 +7,8 @@ import "github.com/hashicorp/hcl/v2"
 func ParseAnySize(filename string, src []byte) (*Plan, hcl.Diagnostics) {
 	return parse(filename, src, len(src))
 }
+
+// ParseSyntax is the parse alone as validation does it (parseSyntax).
+func ParseSyntax(filename string, src []byte) (*hcl.File, hcl.Diagnostics) {
+	return parseSyntax(filename, src, len(src))
+}

@@ -190,16 +190,27 @@ func limitDiag(summary string, err *LimitError, fix string, rng hcl.Range) *hcl.
 // would overflow the stack on deep nesting. max is the size limit for
 // this kind of file.
 func CheckSource(filename string, src []byte, max int) hcl.Diagnostics {
+	_, diags := checkSource(filename, src, max)
+	return diags
+}
+
+// checkSource is CheckSource that also returns where a native-syntax
+// file within the limits may be cut for its parse (nativeScan), nil when
+// it is not to be cut.
+func checkSource(filename string, src []byte, max int) ([]int, hcl.Diagnostics) {
 	if len(src) > max {
-		return hcl.Diagnostics{limitDiag("File too large",
+		return nil, hcl.Diagnostics{limitDiag("File too large",
 			limitf("this file is larger than %s, the limit", size(max)),
 			"Split it, or move large data into files the plan's commands read.",
 			hcl.Range{Filename: filename, Start: hcl.InitialPos, End: hcl.InitialPos})}
 	}
 	if strings.HasSuffix(filename, ".json") {
-		return checkJSONSource(filename, src)
+		return nil, checkJSONSource(filename, src)
 	}
-	return checkTokens(filename, src, hcl.InitialPos, false)
+	if deep, long, cuts, ok := nativeScan(src, cutEvery); ok && deep <= MaxNesting && long <= MaxNumberLength {
+		return cuts, nil
+	}
+	return nil, lexedLimits(filename, src, hcl.InitialPos, false)
 }
 
 // checkTokens walks the native-syntax tokens of src (a file, or a
@@ -211,6 +222,12 @@ func checkTokens(filename string, src []byte, start hcl.Pos, template bool) hcl.
 			return nil
 		}
 	}
+	return lexedLimits(filename, src, start, template)
+}
+
+// lexedLimits is checkTokens on hcl's tokens of src, exact where the
+// bounds are not.
+func lexedLimits(filename string, src []byte, start hcl.Pos, template bool) hcl.Diagnostics {
 	var tokens hclsyntax.Tokens
 	if template {
 		tokens, _ = hclsyntax.LexTemplate(src, filename, start)

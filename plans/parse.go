@@ -1357,16 +1357,8 @@ func parseSource(filename string, src []byte, max int) (*hcl.File, hcl.Diagnosti
 // a native-syntax file found in each attribute's expression (nil for
 // JSON), for the analysis (analyse) to read instead of walking again.
 func parseScanned(filename string, src []byte, max int) (*hcl.File, *fileScan, hcl.Diagnostics) {
-	if diags := CheckSource(filename, src, max); diags.HasErrors() {
-		// The file is kept so the diagnostic can show its line.
-		return &hcl.File{Bytes: src}, nil, diags
-	}
-	if strings.HasSuffix(filename, ".json") {
-		file, diags := json.Parse(src, filename)
-		return file, nil, diags
-	}
-	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
-	if diags.HasErrors() {
+	file, diags := parseSyntax(filename, src, max)
+	if diags.HasErrors() || strings.HasSuffix(filename, ".json") {
 		return file, nil, diags
 	}
 	var roots *fileScan
@@ -1377,6 +1369,24 @@ func parseScanned(filename string, src []byte, max int) (*hcl.File, *fileScan, h
 		}
 	}
 	return file, roots, diags
+}
+
+// parseSyntax checks src against the limits and parses it: a native-
+// syntax file in pieces where the limits' scan found where to cut it
+// (parseCut), else whole.
+func parseSyntax(filename string, src []byte, max int) (*hcl.File, hcl.Diagnostics) {
+	cuts, diags := checkSource(filename, src, max)
+	if diags.HasErrors() {
+		// The file is kept so the diagnostic can show its line.
+		return &hcl.File{Bytes: src}, diags
+	}
+	if strings.HasSuffix(filename, ".json") {
+		return json.Parse(src, filename)
+	}
+	if file := parseCut(filename, src, cuts); file != nil {
+		return file, nil
+	}
+	return hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
 }
 
 // readLimited reads a file of at most max bytes; a longer one is read

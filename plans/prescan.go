@@ -25,8 +25,21 @@ import (
 // false): hcl's identifier tables take the bytes after one whatever they
 // are, a bracket, a quote or a newline included.
 func nativeBounds(src []byte) (deepest, longest int, ok bool) {
-	b := boundsScanner{src: src, modes: make([]byte, 1, 16)}
-	return b.scan()
+	deepest, longest, _, ok = nativeScan(src, 0)
+	return deepest, longest, ok
+}
+
+// nativeScan is nativeBounds that also returns, when every is above 0,
+// where src may be cut into pieces hcl parses alone (parseCut): after a
+// newline in code outside any bracket, brace, string or heredoc, which
+// ends a body item of the file's top level, the first such at least
+// every bytes after the last cut. A file ever so slightly off what the
+// scanner follows gets cuts hcl would not: its pieces then fail to
+// parse, and the file is parsed whole.
+func nativeScan(src []byte, every int) (deepest, longest int, cuts []int, ok bool) {
+	b := boundsScanner{src: src, modes: make([]byte, 1, 16), every: every}
+	deepest, longest, ok = b.scan()
+	return deepest, longest, b.cuts, ok
 }
 
 // What a byte is to the scanner in code.
@@ -76,6 +89,9 @@ type boundsScanner struct {
 	depth     int
 	unary     int
 	deepest   int
+
+	every int   // the fewest bytes between cuts, 0 for none
+	cuts  []int // nativeScan's
 }
 
 type heredoc struct {
@@ -130,6 +146,9 @@ func (b *boundsScanner) scan() (deepest, longest int, ok bool) {
 				p = next
 				continue
 			}
+			if c == '\n' && b.every > 0 && b.depth == 0 && len(b.modes) == 1 {
+				b.cut(p + 1)
+			}
 			p++
 		case inQuoted:
 			// Only \, $, % and " mean anything in a quoted string.
@@ -182,6 +201,18 @@ func (b *boundsScanner) scan() (deepest, longest int, ok bool) {
 		}
 	}
 	return b.deepest, longest, true
+}
+
+// cut notes that the file may be cut at p, if it is every bytes past
+// the last cut and not at the end.
+func (b *boundsScanner) cut(p int) {
+	last := 0
+	if n := len(b.cuts); n > 0 {
+		last = b.cuts[n-1]
+	}
+	if p-last >= b.every && p < len(b.src) {
+		b.cuts = append(b.cuts, p)
+	}
 }
 
 // special reads the code at src[p] that opens or closes something, or
