@@ -14,7 +14,7 @@ import (
 // marks and the kernel maps afresh, more than the tree the parse makes.
 // A piece of a few kilobytes keeps the tokens in a few hundred
 // kilobytes of memory used again and again; the tree is the same.
-const cutEvery = 4 << 10
+const cutEvery = 2 << 10
 
 // parseCut parses src in the pieces that cuts (nativeScan's) mark off,
 // each by hcl's parser starting where the piece starts in the file, and
@@ -23,7 +23,11 @@ const cutEvery = 4 << 10
 // anything to report, or two pieces set the same attribute, for the
 // file to be parsed whole: hcl's messages are then its own, at the
 // places it gives them.
-func parseCut(filename string, src []byte, cuts []int) *hcl.File {
+//
+// each, when not nil, is given each piece's body as it is parsed, in
+// the file's order, though a later piece may still send the file to the
+// whole parse.
+func parseCut(filename string, src []byte, cuts []int, each func(hclsyntax.Node)) *hcl.File {
 	if len(cuts) == 0 {
 		return nil
 	}
@@ -35,8 +39,7 @@ func parseCut(filename string, src []byte, cuts []int) *hcl.File {
 		if i < len(cuts) {
 			end = cuts[i]
 		}
-		piece := src[pos.Byte:end]
-		f, diags := hclsyntax.ParseConfig(piece, filename, pos)
+		f, diags := hclsyntax.ParseConfig(src[pos.Byte:end], filename, pos)
 		if len(diags) > 0 {
 			return nil
 		}
@@ -48,6 +51,9 @@ func parseCut(filename string, src []byte, cuts []int) *hcl.File {
 			body.Attributes[name] = a
 		}
 		body.Blocks = append(body.Blocks, b.Blocks...)
+		if each != nil {
+			each(b)
+		}
 		if i == 0 {
 			body.SrcRange = b.SrcRange
 		}

@@ -39,7 +39,7 @@ func assertCutIsWhole(t *testing.T, src []byte) bool {
 	if !ok || len(cuts) == 0 {
 		return false
 	}
-	cut := parseCut("t.hcl", src, cuts)
+	cut := parseCut("t.hcl", src, cuts, nil)
 	if cut == nil {
 		return false
 	}
@@ -94,7 +94,7 @@ func TestParseCutIsParseWhole(t *testing.T) {
 	if diags.HasErrors() || len(cuts) < 2 {
 		t.Fatalf("a %d-byte plan is cut at %v (%v)", len(src), cuts, diags)
 	}
-	if _, ok := parseCut("long.hcl", src, cuts).Nav.(*cutNav); !ok {
+	if _, ok := parseCut("long.hcl", src, cuts, nil).Nav.(*cutNav); !ok {
 		t.Fatal("the long plan was not parsed in pieces")
 	}
 }
@@ -110,7 +110,7 @@ func TestParseCutLeavesErrorsToTheWhole(t *testing.T) {
 		"x {\n}\n}\ny {\n}\n",
 	} {
 		_, _, cuts, _ := nativeScan([]byte(src), 1)
-		if f := parseCut("t.hcl", []byte(src), cuts); f != nil {
+		if f := parseCut("t.hcl", []byte(src), cuts, nil); f != nil {
 			t.Errorf("%q parsed in pieces without a word", src)
 		}
 		_, want := hclsyntax.ParseConfig([]byte(src), "t.hcl", hcl.InitialPos)

@@ -7,5 +7,8 @@
 //
 // Start with Parse (parse.go) and the checks (check.go); Language
 // (schema.go) holds the whole language as plain data, which fmt, explain,
-// validate and the docs all read.
+// validate and the docs all read. Before hcl reads a file, one pass over
+// its bytes (prescan.go) bounds its nesting for the limits (limits.go)
+// and finds where it may be cut, and hcl's parser reads it in those
+// pieces (cut.go).
 package plans

@@ -10,5 +10,6 @@ func ParseAnySize(filename string, src []byte) (*Plan, hcl.Diagnostics) {
 
 // ParseSyntax is the parse alone as validation does it (parseSyntax).
 func ParseSyntax(filename string, src []byte) (*hcl.File, hcl.Diagnostics) {
-	return parseSyntax(filename, src, len(src))
+	file, _, diags := parseSyntax(filename, src, len(src), nil)
+	return file, diags
 }

@@ -367,11 +367,44 @@ func checkTree(node hclsyntax.Node) hcl.Diagnostics {
 // order of the walk, for the analysis of the plan. src is the text node
 // was parsed from.
 func checkAndBound(node hclsyntax.Node, src []byte) (*fileScan, hcl.Diagnostics) {
+	s := newBoundScan(src)
+	s.add(node)
+	return s.result()
+}
+
+// boundScan is checkAndBound's walk fed a file's tree in parts, in the
+// file's order: parseCut hands it each piece's body as hcl's parser makes
+// it, while the piece is still in the processor's cache (walked after the
+// whole parse, the tree is read back from memory).
+type boundScan struct {
+	w       *treeChecker
+	tooDeep hcl.Diagnostics // the walk's, once a node was too deep
+}
+
+// newBoundScan starts the walk of the tree parsed from src.
+func newBoundScan(src []byte) *boundScan {
 	attrs := equalsSigns(src)
 	f := &fileScan{roots: make([]rootScan, 0, attrs), refs: make(Refs, 0, attrs), names: map[string]*refNames{}, src: src}
-	w := &treeChecker{ops: map[*hclsyntax.Operation]*hclsyntax.Operation{}, scan: f, src: src}
-	diags := w.run(node)
-	return f, diags
+	return &boundScan{w: &treeChecker{ops: map[*hclsyntax.Operation]*hclsyntax.Operation{}, scan: f, src: src}}
+}
+
+// add walks node, the next part of the tree; after a node too deep it
+// walks nothing more, as the walk of the whole stops there.
+func (s *boundScan) add(node hclsyntax.Node) {
+	if s.tooDeep != nil {
+		return
+	}
+	if diags := s.w.run(node); s.w.depth != 0 {
+		s.tooDeep = diags
+	}
+}
+
+// result is checkAndBound's, of the parts walked.
+func (s *boundScan) result() (*fileScan, hcl.Diagnostics) {
+	if s.tooDeep != nil {
+		return s.w.scan, s.tooDeep
+	}
+	return s.w.scan, s.w.diags
 }
 
 // equalsSigns counts the equals signs of src that are not part of an

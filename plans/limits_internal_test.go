@@ -323,73 +323,92 @@ func TestRootScans(t *testing.T) {
 		[]byte("x = {for x in var.l : x => [for y in x : y + var.n]}\nb {\n  y = f(var.a, [for z in var.l : z])\n}\n"),
 	)
 	var s exprScan
+	pieces := 0
 	for _, src := range srcs {
-		file, diags := hclsyntax.ParseConfig(src, "t.hcl", hcl.InitialPos)
-		if diags.HasErrors() {
-			continue
-		}
-		scanned, diags := checkAndBound(file.Body.(*hclsyntax.Body), src)
-		if diags.HasErrors() {
-			continue
-		}
-		var attrs []*hclsyntax.Attribute
-		hclsyntax.VisitAll(file.Body.(*hclsyntax.Body), func(n hclsyntax.Node) hcl.Diagnostics {
-			if a, ok := n.(*hclsyntax.Attribute); ok {
-				attrs = append(attrs, a)
+		for _, cut := range []bool{false, true} {
+			file, diags := hclsyntax.ParseConfig(src, "t.hcl", hcl.InitialPos)
+			if diags.HasErrors() {
+				continue
 			}
-			return nil
-		})
-		byExpr := map[hclsyntax.Expression]rootScan{}
-		for _, r := range scanned.roots {
-			byExpr[r.expr] = r
-		}
-		if n := len(scanned.roots); len(byExpr) != n || n != len(attrs) {
-			t.Fatalf("%s: %d roots recorded (%d distinct) for %d attributes", src, n, len(byExpr), len(attrs))
-		}
-		if n := equalsSigns(src); n < len(attrs) {
-			t.Errorf("%s: %d equals signs counted for %d attributes", src, n, len(attrs))
-		}
-		for _, a := range attrs {
-			root, ok := byExpr[a.Expr]
-			if !ok {
-				t.Fatalf("%s: no root recorded for %s", src, a.SrcRange)
+			var scanned *fileScan
+			if cut {
+				// Walked a piece at a time as parseCut parses them, cut
+				// wherever the file may be.
+				_, _, cuts, _ := nativeScan(src, 1)
+				walk := newBoundScan(src)
+				if file = parseCut("t.hcl", src, cuts, walk.add); file == nil {
+					continue
+				}
+				pieces++
+				scanned, diags = walk.result()
+			} else {
+				scanned, diags = checkAndBound(file.Body.(*hclsyntax.Body), src)
 			}
-			r := struct {
-				refs  Refs
-				calls []*hclsyntax.FunctionCallExpr
-			}{scanned.rootRefs(root), scanned.rootCalls(root)}
-			if got, want := scanned.rootText(root), src[a.Expr.Range().Start.Byte:a.Expr.Range().End.Byte]; !bytes.Equal(got, want) {
-				t.Errorf("%s: the walk recorded the text %q, the expression's is %q", a.SrcRange, got, want)
+			if diags.HasErrors() {
+				continue
 			}
-			want := s.scan(a.Expr)
-			// The old way: the scan's traversals, each made a reference
-			// alone, the first of each text kept.
-			var wantRefs Refs
-			for _, tr := range want.vars {
-				wantRefs = wantRefs.add(refOf(tr))
+			var attrs []*hclsyntax.Attribute
+			hclsyntax.VisitAll(file.Body.(*hclsyntax.Body), func(n hclsyntax.Node) hcl.Diagnostics {
+				if a, ok := n.(*hclsyntax.Attribute); ok {
+					attrs = append(attrs, a)
+				}
+				return nil
+			})
+			byExpr := map[hclsyntax.Expression]rootScan{}
+			for _, r := range scanned.roots {
+				byExpr[r.expr] = r
 			}
-			if !sameRefs(r.refs, wantRefs) {
-				t.Errorf("%s: the walk made %s, a scan finds %s", a.SrcRange, refsText(r.refs), refsText(wantRefs))
+			if n := len(scanned.roots); len(byExpr) != n || n != len(attrs) {
+				t.Fatalf("%s: %d roots recorded (%d distinct) for %d attributes", src, n, len(byExpr), len(attrs))
 			}
-			if g, w := len(r.calls), len(want.calls); g != w {
-				t.Errorf("%s: the walk recorded %d calls, a scan finds %d", a.SrcRange, g, w)
+			if n := equalsSigns(src); n < len(attrs) {
+				t.Errorf("%s: %d equals signs counted for %d attributes", src, n, len(attrs))
 			}
-			for i := range min(len(r.calls), len(want.calls)) {
-				if r.calls[i] != want.calls[i] {
-					t.Errorf("%s: call %d is %s, a scan finds %s", a.SrcRange, i, r.calls[i].Name, want.calls[i].Name)
+			for _, a := range attrs {
+				root, ok := byExpr[a.Expr]
+				if !ok {
+					t.Fatalf("%s: no root recorded for %s", src, a.SrcRange)
+				}
+				r := struct {
+					refs  Refs
+					calls []*hclsyntax.FunctionCallExpr
+				}{scanned.rootRefs(root), scanned.rootCalls(root)}
+				if got, want := scanned.rootText(root), src[a.Expr.Range().Start.Byte:a.Expr.Range().End.Byte]; !bytes.Equal(got, want) {
+					t.Errorf("%s: the walk recorded the text %q, the expression's is %q", a.SrcRange, got, want)
+				}
+				want := s.scan(a.Expr)
+				// The old way: the scan's traversals, each made a reference
+				// alone, the first of each text kept.
+				var wantRefs Refs
+				for _, tr := range want.vars {
+					wantRefs = wantRefs.add(refOf(tr))
+				}
+				if !sameRefs(r.refs, wantRefs) {
+					t.Errorf("%s: the walk made %s, a scan finds %s", a.SrcRange, refsText(r.refs), refsText(wantRefs))
+				}
+				if g, w := len(r.calls), len(want.calls); g != w {
+					t.Errorf("%s: the walk recorded %d calls, a scan finds %d", a.SrcRange, g, w)
+				}
+				for i := range min(len(r.calls), len(want.calls)) {
+					if r.calls[i] != want.calls[i] {
+						t.Errorf("%s: call %d is %s, a scan finds %s", a.SrcRange, i, r.calls[i].Name, want.calls[i].Name)
+					}
 				}
 			}
-		}
 
-		// The same tree analysed both ways.
-		analysed := func(roots *fileScan) *Plan {
-			p := &Plan{Filename: "t.hcl", Source: src, Name: "t", Files: map[string]*hcl.File{"t.hcl": file}}
-			decodeBody(p, file.Body, roots)
-			return p
+			// The same tree analysed both ways.
+			analysed := func(roots *fileScan) *Plan {
+				p := &Plan{Filename: "t.hcl", Source: src, Name: "t", Files: map[string]*hcl.File{"t.hcl": file}}
+				decodeBody(p, file.Body, roots)
+				return p
+			}
+			if got, want := analysed(scanned), analysed(nil); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s\nthe plan analysed from the walk's records differs from the one analysed by scanning", src)
+			}
 		}
-		if got, want := analysed(scanned), analysed(nil); !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s\nthe plan analysed from the walk's records differs from the one analysed by scanning", src)
-		}
+	}
+	if pieces < 50 {
+		t.Errorf("only %d files were walked in pieces", pieces)
 	}
 }
 

@@ -2,6 +2,7 @@ package plans_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,16 @@ func wait(cond string) string {
 // local wraps an expression in a plan as a local.
 func local(expr string) string {
 	return "locals {\n  x = " + expr + "\n}\n"
+}
+
+// late puts src after 100 steps, 300 lines: past the first pieces hcl
+// parses (plans/cut.go).
+func late(src string) string {
+	var b strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&b, "step \"run\" \"s%d\" {\n  command = \"echo %d\"\n}\n", i, i)
+	}
+	return b.String() + src
 }
 
 // limitDiag returns the first error of diags, failing unless it reports a
@@ -63,6 +74,10 @@ func TestParseLimits(t *testing.T) {
 		{"nested templates", "p.hcl", local(strings.Repeat(`"${`, 40) + "1" + strings.Repeat(`}"`, 40)), "Too deeply nested", "", 2},
 		{"unary operators", "p.hcl", wait(strings.Repeat("!", 5000) + "true"), "Too deeply nested", "", 3},
 		{"a long chain of operators", "p.hcl", local(chain("+", 5000)), "Too deeply nested", "", 2},
+		// Parsed in pieces, each walked as it is parsed: the limit holds
+		// in the last piece as in the first.
+		{"a long chain late in a long plan", "p.hcl", late(local(chain("+", 5000))), "Too deeply nested", "", 302},
+		{"a tiny exponent late in a long plan", "p.hcl", late(local("1e-100000")), "Number out of range", "at least 4.9e-324", 302},
 		{"arithmetic beyond a float", "p.hcl", local("1e300 * 1e300"), "Operation failed", "10^600", 2},
 		{"arithmetic in a template", "p.hcl", wait(`"${1e200 * 1e200 * 1e200}" != ""`), "Operation failed", "out of range", 3},
 		{"range of a billion", "p.hcl", local("range(1e9)"), "Error in function call", "1000000000 numbers", 2},

@@ -1357,36 +1357,45 @@ func parseSource(filename string, src []byte, max int) (*hcl.File, hcl.Diagnosti
 // a native-syntax file found in each attribute's expression (nil for
 // JSON), for the analysis (analyse) to read instead of walking again.
 func parseScanned(filename string, src []byte, max int) (*hcl.File, *fileScan, hcl.Diagnostics) {
-	file, diags := parseSyntax(filename, src, max)
+	scan := newBoundScan(src)
+	file, inPieces, diags := parseSyntax(filename, src, max, scan.add)
 	if diags.HasErrors() || strings.HasSuffix(filename, ".json") {
 		return file, nil, diags
 	}
-	var roots *fileScan
-	if body, ok := file.Body.(*hclsyntax.Body); ok {
-		var ds hcl.Diagnostics
-		if roots, ds = checkAndBound(body, src); ds.HasErrors() {
-			return &hcl.File{Bytes: src}, nil, ds
-		}
+	body, ok := file.Body.(*hclsyntax.Body)
+	if !ok {
+		return file, nil, diags
+	}
+	if !inPieces {
+		scan = newBoundScan(src)
+		scan.add(body)
+	}
+	roots, ds := scan.result()
+	if ds.HasErrors() {
+		return &hcl.File{Bytes: src}, nil, ds
 	}
 	return file, roots, diags
 }
 
 // parseSyntax checks src against the limits and parses it: a native-
 // syntax file in pieces where the limits' scan found where to cut it
-// (parseCut), else whole.
-func parseSyntax(filename string, src []byte, max int) (*hcl.File, hcl.Diagnostics) {
+// (parseCut, which gives each its body), else whole. inPieces
+// tells which.
+func parseSyntax(filename string, src []byte, max int, each func(hclsyntax.Node)) (file *hcl.File, inPieces bool, diags hcl.Diagnostics) {
 	cuts, diags := checkSource(filename, src, max)
 	if diags.HasErrors() {
 		// The file is kept so the diagnostic can show its line.
-		return &hcl.File{Bytes: src}, diags
+		return &hcl.File{Bytes: src}, false, diags
 	}
 	if strings.HasSuffix(filename, ".json") {
-		return json.Parse(src, filename)
+		file, diags = json.Parse(src, filename)
+		return file, false, diags
 	}
-	if file := parseCut(filename, src, cuts); file != nil {
-		return file, nil
+	if file := parseCut(filename, src, cuts, each); file != nil {
+		return file, true, nil
 	}
-	return hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	file, diags = hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	return file, false, diags
 }
 
 // readLimited reads a file of at most max bytes; a longer one is read
