@@ -114,27 +114,17 @@ func TestParseCutLeavesErrorsToTheWhole(t *testing.T) {
 			t.Errorf("%q parsed in pieces without a word", src)
 		}
 		_, want := hclsyntax.ParseConfig([]byte(src), "t.hcl", hcl.InitialPos)
-		_, got := parseScannedDiags([]byte(src))
+		_, _, got := parseScanned("t.hcl", []byte(src), MaxPlanBytes)
 		if want.Error() != got.Error() {
 			t.Errorf("%q: Parse says %q, hcl %q", src, got.Error(), want.Error())
 		}
 	}
 }
 
-func parseScannedDiags(src []byte) (*hcl.File, hcl.Diagnostics) {
-	file, _, diags := parseScanned("t.hcl", src, MaxPlanBytes)
-	return file, diags
-}
-
 // FuzzParseCut checks parseCut against hcl's parse of the whole file on
 // arbitrary bytes.
 func FuzzParseCut(f *testing.F) {
-	for _, src := range cutCases {
-		f.Add([]byte(src))
-	}
-	for _, src := range prescanSeeds(f) {
-		f.Add(src)
-	}
+	addScanSeeds(f, cutCases)
 	f.Fuzz(func(t *testing.T, src []byte) {
 		assertCutIsWhole(t, src)
 	})

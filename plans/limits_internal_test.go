@@ -123,12 +123,7 @@ func TestNativeBounds(t *testing.T) {
 // FuzzNativeBounds checks nativeBounds against hcl's scanner on
 // arbitrary bytes.
 func FuzzNativeBounds(f *testing.F) {
-	for _, src := range prescanCases {
-		f.Add([]byte(src))
-	}
-	for _, src := range prescanSeeds(f) {
-		f.Add(src)
-	}
+	addScanSeeds(f, prescanCases)
 	f.Fuzz(func(t *testing.T, src []byte) {
 		assertBounds(t, src)
 		// The same folded into ASCII, where nativeBounds never gives up.
@@ -138,6 +133,16 @@ func FuzzNativeBounds(f *testing.F) {
 		}
 		assertBounds(t, ascii)
 	})
+}
+
+// addScanSeeds adds cases and prescanSeeds to f's corpus.
+func addScanSeeds(f *testing.F, cases []string) {
+	for _, src := range cases {
+		f.Add([]byte(src))
+	}
+	for _, src := range prescanSeeds(f) {
+		f.Add(src)
+	}
 }
 
 // prescanSeeds reads the example plans, the test plans and the fuzz
