@@ -367,44 +367,36 @@ func checkTree(node hclsyntax.Node) hcl.Diagnostics {
 // order of the walk, for the analysis of the plan. src is the text node
 // was parsed from.
 func checkAndBound(node hclsyntax.Node, src []byte) (*fileScan, hcl.Diagnostics) {
-	s := newBoundScan(src)
-	s.add(node)
-	return s.result()
+	w := newFileWalk(src)
+	w.walkPart(node)
+	return w.scanned()
 }
 
-// boundScan is checkAndBound's walk fed a file's tree in parts, in the
-// file's order: parseCut hands it each piece's body as hcl's parser makes
-// it, while the piece is still in the processor's cache (walked after the
-// whole parse, the tree is read back from memory).
-type boundScan struct {
-	w       *treeChecker
-	tooDeep hcl.Diagnostics // the walk's, once a node was too deep
-}
-
-// newBoundScan starts the walk of the tree parsed from src.
-func newBoundScan(src []byte) *boundScan {
+// newFileWalk starts checkAndBound's walk of the tree parsed from src,
+// fed in parts in the file's order (walkPart): parseCut hands it each
+// piece's body as hcl's parser makes it, while the piece is still in the
+// processor's cache (walked after the whole parse, the tree is read back
+// from memory).
+func newFileWalk(src []byte) *treeChecker {
 	attrs := equalsSigns(src)
 	f := &fileScan{roots: make([]rootScan, 0, attrs), refs: make(Refs, 0, attrs), names: map[string]*refNames{}, src: src}
-	return &boundScan{w: &treeChecker{ops: map[*hclsyntax.Operation]*hclsyntax.Operation{}, scan: f, src: src}}
+	return &treeChecker{ops: map[*hclsyntax.Operation]*hclsyntax.Operation{}, scan: f, src: src}
 }
 
-// add walks node, the next part of the tree; after a node too deep it
-// walks nothing more, as the walk of the whole stops there.
-func (s *boundScan) add(node hclsyntax.Node) {
-	if s.tooDeep != nil {
-		return
-	}
-	if diags := s.w.run(node); s.w.depth != 0 {
-		s.tooDeep = diags
+// walkPart walks node, the next part of the tree; after a node too deep
+// it walks nothing more, as the walk of the whole stops there.
+func (w *treeChecker) walkPart(node hclsyntax.Node) {
+	if !w.tooDeep {
+		w.run(node)
 	}
 }
 
-// result is checkAndBound's, of the parts walked.
-func (s *boundScan) result() (*fileScan, hcl.Diagnostics) {
-	if s.tooDeep != nil {
-		return s.w.scan, s.tooDeep
+// scanned is checkAndBound's result, of the parts walked.
+func (w *treeChecker) scanned() (*fileScan, hcl.Diagnostics) {
+	if w.tooDeep {
+		return w.scan, hcl.Diagnostics{nestingDiag(w.deep)}
 	}
-	return s.w.scan, s.w.diags
+	return w.scan, w.diags
 }
 
 // equalsSigns counts the equals signs of src that are not part of an
@@ -440,6 +432,7 @@ func (w *treeChecker) run(node hclsyntax.Node) (diags hcl.Diagnostics) {
 			if r != errTooDeep {
 				panic(r)
 			}
+			w.tooDeep = true
 			diags = hcl.Diagnostics{nestingDiag(w.deep)}
 		}
 	}()
@@ -448,10 +441,11 @@ func (w *treeChecker) run(node hclsyntax.Node) (diags hcl.Diagnostics) {
 }
 
 type treeChecker struct {
-	depth int
-	deep  hcl.Range
-	diags hcl.Diagnostics
-	ops   map[*hclsyntax.Operation]*hclsyntax.Operation
+	depth   int
+	deep    hcl.Range
+	tooDeep bool // the walk stopped at deep
+	diags   hcl.Diagnostics
+	ops     map[*hclsyntax.Operation]*hclsyntax.Operation
 
 	// scan, when not nil, gathers what each expression at depth 0 (an
 	// attribute's) reads and calls.

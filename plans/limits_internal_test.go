@@ -340,12 +340,12 @@ func TestRootScans(t *testing.T) {
 				// Walked a piece at a time as parseCut parses them, cut
 				// wherever the file may be.
 				_, _, cuts, _ := nativeScan(src, 1)
-				walk := newBoundScan(src)
-				if file = parseCut("t.hcl", src, cuts, walk.add); file == nil {
+				walk := newFileWalk(src)
+				if file = parseCut("t.hcl", src, cuts, walk.walkPart); file == nil {
 					continue
 				}
 				pieces++
-				scanned, diags = walk.result()
+				scanned, diags = walk.scanned()
 			} else {
 				scanned, diags = checkAndBound(file.Body.(*hclsyntax.Body), src)
 			}

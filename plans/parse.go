@@ -167,7 +167,7 @@ func (d *decoder) decode(body hcl.Body) hcl.Diagnostics {
 			return blocks[i]
 		}
 		b := sb.Blocks[i]
-		*one = hcl.Block{Type: b.Type, Labels: b.Labels, Body: b.Body, DefRange: b.DefRange(), TypeRange: b.TypeRange, LabelRanges: b.LabelRanges}
+		*one = *b.AsHCLBlock() // inlined, so the block it makes stays on the stack
 		return one
 	}
 	for i := range nBlocks {
@@ -318,7 +318,7 @@ func bodyContent(body hcl.Body, schema *hcl.BodySchema) (*hcl.BodyContent, hcl.D
 		blocks := make([]hcl.Block, len(sb.Blocks))
 		out.Blocks = make(hcl.Blocks, len(sb.Blocks))
 		for i, b := range sb.Blocks {
-			blocks[i] = hcl.Block{Type: b.Type, Labels: b.Labels, Body: b.Body, DefRange: b.DefRange(), TypeRange: b.TypeRange, LabelRanges: b.LabelRanges}
+			blocks[i] = *b.AsHCLBlock() // inlined, so the block it makes stays on the stack
 			out.Blocks[i] = &blocks[i]
 		}
 	}
@@ -574,10 +574,10 @@ func (d *decoder) text(rng hcl.Range) string { return string(d.source(rng)) }
 
 // source is the bytes of rng in the plan file, nil when it is not there.
 func (d *decoder) source(rng hcl.Range) []byte {
-	if rng.Filename != d.plan.Filename || rng.Start.Byte < 0 || rng.End.Byte > len(d.src) || rng.Start.Byte > rng.End.Byte {
+	if rng.Filename != d.plan.Filename {
 		return nil
 	}
-	return d.src[rng.Start.Byte:rng.End.Byte]
+	return textAt(d.src, rng.Start.Byte, rng.End.Byte)
 }
 
 func (d *decoder) decodeTarget(block *hcl.Block) (*Target, hcl.Diagnostics) {
@@ -830,7 +830,7 @@ func (d *decoder) decodeStep(block *hcl.Block) (*Step, hcl.Diagnostics) {
 		hb := slices.Grow(d.blockBuf[:0], len(sb.Blocks))[:len(sb.Blocks)]
 		blocks = slices.Grow(d.blockPtrs[:0], len(sb.Blocks))[:len(sb.Blocks)]
 		for i, b := range sb.Blocks {
-			hb[i] = hcl.Block{Type: b.Type, Labels: b.Labels, Body: b.Body, DefRange: b.DefRange(), TypeRange: b.TypeRange, LabelRanges: b.LabelRanges}
+			hb[i] = *b.AsHCLBlock() // inlined, so the block it makes stays on the stack
 			blocks[i] = &hb[i]
 		}
 		d.blockBuf, d.blockPtrs = hb, blocks
@@ -1357,8 +1357,16 @@ func parseSource(filename string, src []byte, max int) (*hcl.File, hcl.Diagnosti
 // a native-syntax file found in each attribute's expression (nil for
 // JSON), for the analysis (analyse) to read instead of walking again.
 func parseScanned(filename string, src []byte, max int) (*hcl.File, *fileScan, hcl.Diagnostics) {
-	scan := newBoundScan(src)
-	file, inPieces, diags := parseSyntax(filename, src, max, scan.add)
+	// The walk starts with the first piece parsed: a file parsed whole
+	// (short, or sent there by a piece) is walked whole after its parse.
+	var w *treeChecker
+	each := func(piece hclsyntax.Node) {
+		if w == nil {
+			w = newFileWalk(src)
+		}
+		w.walkPart(piece)
+	}
+	file, inPieces, diags := parseSyntax(filename, src, max, each)
 	if diags.HasErrors() || strings.HasSuffix(filename, ".json") {
 		return file, nil, diags
 	}
@@ -1367,10 +1375,10 @@ func parseScanned(filename string, src []byte, max int) (*hcl.File, *fileScan, h
 		return file, nil, diags
 	}
 	if !inPieces {
-		scan = newBoundScan(src)
-		scan.add(body)
+		w = newFileWalk(src)
+		w.walkPart(body)
 	}
-	roots, ds := scan.result()
+	roots, ds := w.scanned()
 	if ds.HasErrors() {
 		return &hcl.File{Bytes: src}, nil, ds
 	}

@@ -134,7 +134,7 @@ type rootScan struct {
 
 // rootText is r's source text (decoder.source of its range).
 func (f *fileScan) rootText(r rootScan) []byte {
-	return f.text(int(r.text[0]), int(r.text[1]))
+	return textAt(f.src, int(r.text[0]), int(r.text[1]))
 }
 
 func (f *fileScan) rootRefs(r rootScan) Refs {
@@ -156,11 +156,11 @@ func (f *fileScan) rootCalls(r rootScan) []*hclsyntax.FunctionCallExpr {
 func (f *fileScan) enter(n hclsyntax.Node) {
 	switch n := n.(type) {
 	case *hclsyntax.ScopeTraversalExpr:
-		if len(f.scopes) > 0 && f.scoped(n.Traversal.RootName()) {
+		if declared(f.scopes, n.Traversal.RootName()) {
 			return
 		}
 		rng := n.Traversal.SourceRange()
-		f.refs = append(f.refs, sharedRef(n.Traversal, f.text(rng.Start.Byte, rng.End.Byte), f.names))
+		f.refs = append(f.refs, sharedRef(n.Traversal, textAt(f.src, rng.Start.Byte, rng.End.Byte), f.names))
 	case *hclsyntax.FunctionCallExpr:
 		f.calls = append(f.calls, n)
 	case hclsyntax.ChildScope:
@@ -174,18 +174,20 @@ func (f *fileScan) exit(n hclsyntax.Node) {
 	}
 }
 
-// text is src from byte start to end, as decoder.source reads it: the
-// file's ranges are src's.
-func (f *fileScan) text(start, end int) []byte {
-	if start < 0 || end > len(f.src) || start > end {
+// textAt is src from byte start to end, nil when that is not within it
+// (a range of another file).
+func textAt(src []byte, start, end int) []byte {
+	if start < 0 || end > len(src) || start > end {
 		return nil
 	}
-	return f.src[start:end]
+	return src[start:end]
 }
 
-// scoped tells whether name is one a for expression around declares.
-func (f *fileScan) scoped(name string) bool {
-	for _, names := range f.scopes {
+// declared tells whether name is one the for expressions around
+// declare (scopes, innermost last): such a name is theirs, not the
+// root scope's.
+func declared(scopes []map[string]struct{}, name string) bool {
+	for _, names := range scopes {
 		if _, local := names[name]; local {
 			return true
 		}
@@ -224,14 +226,8 @@ func (s *exprScan) scan(e hclsyntax.Expression) *exprScan {
 func (s *exprScan) Enter(n hclsyntax.Node) hcl.Diagnostics {
 	switch n := n.(type) {
 	case *hclsyntax.ScopeTraversalExpr:
-		// A name a for expression declares is its own, not the root's.
-		if len(s.scopes) > 0 {
-			name := n.Traversal.RootName()
-			for _, names := range s.scopes {
-				if _, local := names[name]; local {
-					return nil
-				}
-			}
+		if declared(s.scopes, n.Traversal.RootName()) {
+			return nil
 		}
 		s.vars = append(s.vars, n.Traversal)
 	case *hclsyntax.FunctionCallExpr:
